@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what the build and tests need, idempotently: a fresh machine needs nothing else.
+# Every step checks first, so a second run takes seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WASM_BINDGEN_VERSION=$(sed -n 's/^wasm-bindgen = { version = "=\([0-9.]*\)".*/\1/p; s/^wasm-bindgen = "=\([0-9.]*\)"/\1/p' Cargo.toml | head -1)
+: "${WASM_BINDGEN_VERSION:?could not read the wasm-bindgen version pin from Cargo.toml}"
+
+log() { printf '[bootstrap] %s\n' "$*"; }
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  log "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+need_apt=()
+command -v wasm-opt >/dev/null || need_apt+=(binaryen)
+command -v chromium >/dev/null || need_apt+=(chromium)
+command -v chromedriver >/dev/null || need_apt+=(chromium-driver)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  log "installing ${need_apt[*]} from Debian"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
+  log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (a few minutes, once)"
+  # Without --locked: the CLI's lockfile names crate versions the registry no longer serves.
+  cargo install wasm-bindgen-cli --version "=$WASM_BINDGEN_VERSION" --force
+fi
+
+for dir in pkg-tests; do
+  if [ -f "$dir/package-lock.json" ] && { [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; }; then
+    log "installing npm packages in $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+done
+log "ready"

@@ -1,0 +1,60 @@
+//! Session events: a session is an append-only log of `{ seq, type, payload }`,
+//! `seq` from 0 and contiguous. This crate reads and writes a few event types;
+//! every other type passes through untouched.
+
+use crate::json::Value;
+use serde::{Deserialize, Serialize};
+
+/// Membership of one child in its parent's log (see [`crate::catalog`]).
+pub const CATALOG: &str = "subagent/catalog";
+/// The first own event of a session the runtime creates. A forked child's log
+/// starts with its parent's completed-turn prefix; this event, written right
+/// after it, records how many events were inherited, so the child's catalog
+/// ignores the parent's.
+pub const SESSION_START: &str = "session/start";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionEvent {
+    pub seq: u64,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub payload: Value,
+}
+
+impl SessionEvent {
+    pub fn new(seq: u64, kind: impl Into<String>, payload: Value) -> Self {
+        SessionEvent { seq, kind: kind.into(), payload }
+    }
+}
+
+/// How many leading events of `events` a fork inherited: the `inheritedEventCount`
+/// of the last `session/start` event whose own position it names. Ancestors'
+/// markers inside an inherited prefix sit at lower positions, so the last one wins.
+pub fn inherited_event_count(events: &[SessionEvent]) -> u64 {
+    events
+        .iter()
+        .rev()
+        .filter(|e| e.kind == SESSION_START)
+        .find_map(|e| e.payload.get("inheritedEventCount").and_then(Value::as_u64).filter(|&n| n == e.seq))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(seq: u64, inherited: u64) -> SessionEvent {
+        SessionEvent::new(seq, SESSION_START, Value::object([("inheritedEventCount", Some(Value::from(inherited)))]))
+    }
+
+    #[test]
+    fn inherited_count_comes_from_the_own_start_marker() {
+        assert_eq!(inherited_event_count(&[]), 0);
+        assert_eq!(inherited_event_count(&[start(0, 0)]), 0);
+        let fork = vec![start(0, 0), SessionEvent::new(1, "x", Value::Null), start(2, 2)];
+        assert_eq!(inherited_event_count(&fork), 2);
+        // A marker that does not name its own position is not trusted.
+        assert_eq!(inherited_event_count(&[start(0, 0), start(1, 7)]), 0);
+    }
+}

@@ -1,0 +1,157 @@
+//! A tiny single-threaded executor for native callers (tests, benchmarks, the
+//! simulation). The core itself never picks an executor: it only returns
+//! futures and, where it must run work in the background, asks the host's
+//! [`Spawn`] port. In wasm the bridge spawns onto the JS microtask queue.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+
+pub type LocalBoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// Runs background work for the core.
+pub trait Spawn {
+    fn spawn(&self, task: LocalBoxFuture<'static, ()>);
+}
+
+type Task = Rc<RefCell<Option<LocalBoxFuture<'static, ()>>>>;
+
+struct Flag {
+    woken: AtomicBool,
+    id: usize,
+    queue: Arc<Mutex<VecDeque<usize>>>,
+}
+
+impl Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        if !self.woken.swap(true, Ordering::SeqCst) {
+            if let Ok(mut q) = self.queue.lock() {
+                q.push_back(self.id);
+            }
+        }
+    }
+}
+
+/// A local executor: `spawn` queues tasks, `run_until` drives them all with
+/// a main future until it completes. Deterministic: tasks run in FIFO wake
+/// order, so the same program gives the same interleaving.
+#[derive(Clone, Default)]
+pub struct LocalExecutor {
+    inner: Rc<RefCell<ExecState>>,
+    ready: Arc<Mutex<VecDeque<usize>>>,
+}
+
+#[derive(Default)]
+struct ExecState {
+    tasks: Vec<Option<(Task, Arc<Flag>)>>,
+    pending: Vec<LocalBoxFuture<'static, ()>>,
+}
+
+impl Spawn for LocalExecutor {
+    fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
+        self.inner.borrow_mut().pending.push(task);
+    }
+}
+
+impl LocalExecutor {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn admit_pending(&self) {
+        let pending = std::mem::take(&mut self.inner.borrow_mut().pending);
+        for fut in pending {
+            let mut state = self.inner.borrow_mut();
+            let id = state.tasks.len();
+            let flag = Arc::new(Flag { woken: AtomicBool::new(true), id, queue: self.ready.clone() });
+            state.tasks.push(Some((Rc::new(RefCell::new(Some(fut))), flag)));
+            drop(state);
+            if let Ok(mut q) = self.ready.lock() {
+                q.push_back(id);
+            }
+        }
+    }
+
+    /// Polls ready tasks until none is ready. Returns whether any ran.
+    pub fn run_ready(&self) -> bool {
+        let mut ran = false;
+        loop {
+            self.admit_pending();
+            let next = self.ready.lock().ok().and_then(|mut q| q.pop_front());
+            let Some(id) = next else { return ran };
+            let entry = self.inner.borrow().tasks.get(id).cloned().flatten();
+            let Some((task, flag)) = entry else { continue };
+            flag.woken.store(false, Ordering::SeqCst);
+            let waker = Waker::from(flag.clone());
+            let mut cx = Context::from_waker(&waker);
+            let fut = task.borrow_mut().take();
+            if let Some(mut fut) = fut {
+                ran = true;
+                match fut.as_mut().poll(&mut cx) {
+                    Poll::Ready(()) => self.inner.borrow_mut().tasks[id] = None,
+                    Poll::Pending => *task.borrow_mut() = Some(fut),
+                }
+            }
+        }
+    }
+
+    /// Drives `fut` and every spawned task until `fut` completes. Returns
+    /// `None` if everything stalls first (a deadlock, in a test).
+    pub fn run_until<T: 'static>(&self, fut: impl Future<Output = T> + 'static) -> Option<T> {
+        let out: Rc<RefCell<Option<T>>> = Rc::new(RefCell::new(None));
+        let slot = out.clone();
+        self.spawn(Box::pin(async move {
+            let v = fut.await;
+            *slot.borrow_mut() = Some(v);
+        }));
+        loop {
+            let ran = self.run_ready();
+            if let Some(v) = out.borrow_mut().take() {
+                return Some(v);
+            }
+            if !ran {
+                return None;
+            }
+        }
+    }
+
+    /// Runs until no task is ready.
+    pub fn run_idle(&self) {
+        while self.run_ready() {}
+    }
+}
+
+/// Runs one future to completion on a fresh executor; panics on a stall
+/// (for tests and benchmarks only).
+pub fn block_on<T: 'static>(fut: impl Future<Output = T> + 'static) -> T {
+    match LocalExecutor::new().run_until(fut) {
+        Some(v) => v,
+        None => panic!("block_on: the future stalled with no task ready"),
+    }
+}
+
+/// Yields once to the executor, letting other tasks run.
+pub async fn yield_now() {
+    struct YieldNow(bool);
+    impl Future for YieldNow {
+        type Output = ();
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            if self.0 {
+                Poll::Ready(())
+            } else {
+                self.0 = true;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        }
+    }
+    YieldNow(false).await
+}

@@ -1,0 +1,37 @@
+//! subagent-tree: the subagent-tree runtime of an AI agent harness, as a
+//! runtime-agnostic core with a thin wasm-bindgen bridge.
+//!
+//! The core (every module but `wasm`) owns the rules and knows nothing of
+//! JavaScript, threads or clocks; hosts plug in through small traits
+//! ([`store::Store`], and the runtime's provider and agent-host ports).
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`name`] | the name grammar, default `agent-N`, references and full names |
+//! | [`event`] | session events and the event types this crate writes |
+//! | [`catalog`] | strict catalog payloads v0-v3 and the catalog fold |
+//! | [`listing`] | descendant listing and name resolution over a store |
+//! | [`store`] | the `Store` port and `MemoryStore` |
+//! | [`signal`], [`exec`] | cancellation and a small local executor |
+//! | [`error`] | `SubagentError` and its stable codes |
+
+pub mod catalog;
+pub mod error;
+pub mod event;
+pub mod exec;
+pub mod json;
+pub mod listing;
+pub mod name;
+pub mod signal;
+pub mod store;
+
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+
+pub use catalog::{CatalogEntry, Mode};
+pub use error::{ErrorCode, Result, SubagentError};
+pub use event::SessionEvent;
+pub use listing::{list_descendants, resolve_name, ChildRow, DiagnosticReason, DiagnosticRow, Row};
+pub use name::{default_name, is_valid_name, AgentName, AgentRef};
+pub use signal::Signal;
+pub use store::{MemoryStore, ReadQuery, Store};

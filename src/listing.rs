@@ -1,0 +1,279 @@
+//! Descendant listing and name resolution over a [`Store`] (seeds 003 and 000).
+//!
+//! Listing reads catalogs level by level: every catalog of one depth in one
+//! `read_many` round trip when the store offers it, else one `read` each. Each
+//! reachable catalog is read once. The rows are then assembled in stable
+//! pre-order from the catalogs in memory, so the two read strategies give the
+//! same rows, and duplicate ids and cycles are skipped at their later
+//! pre-order occurrence. Nothing here loads or resumes an agent.
+
+use crate::catalog::{self, CatalogEntry, Mode};
+use crate::error::{ErrorCode, Result, SubagentError};
+use crate::event;
+use crate::name::{self, join_path, AgentName, AgentRef};
+use crate::signal::Signal;
+use crate::store::{ReadQuery, ReadResult, Store};
+use std::collections::{HashMap, HashSet};
+
+/// Why a branch of the tree could not be shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DiagnosticReason {
+    /// The child's catalog holds data that does not decode.
+    Corrupt,
+    /// The child's session is missing or its read failed.
+    Unavailable,
+    /// The entry's mode is `unknown`: still traversed, never continued.
+    Unsupported,
+}
+
+impl DiagnosticReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiagnosticReason::Corrupt => "corrupt",
+            DiagnosticReason::Unavailable => "unavailable",
+            DiagnosticReason::Unsupported => "unsupported",
+        }
+    }
+}
+
+/// A listed descendant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChildRow {
+    pub id: String,
+    /// The parent whose catalog holds this child.
+    pub parent_id: String,
+    /// Edges from the requested root; direct children are 1.
+    pub depth: u32,
+    pub mode: Mode,
+    pub label: Option<String>,
+    pub name: Option<AgentName>,
+    /// Names from the requested root, when every member on the way is named.
+    pub path: Option<String>,
+    pub has_children: bool,
+}
+
+/// A branch shown as a diagnostic instead of a child.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiagnosticRow {
+    pub id: String,
+    pub parent_id: String,
+    pub depth: u32,
+    pub reason: DiagnosticReason,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Row {
+    Child(ChildRow),
+    Diagnostic(DiagnosticRow),
+}
+
+impl Row {
+    pub fn id(&self) -> &str {
+        match self {
+            Row::Child(c) => &c.id,
+            Row::Diagnostic(d) => &d.id,
+        }
+    }
+    pub fn parent_id(&self) -> &str {
+        match self {
+            Row::Child(c) => &c.parent_id,
+            Row::Diagnostic(d) => &d.parent_id,
+        }
+    }
+    pub fn depth(&self) -> u32 {
+        match self {
+            Row::Child(c) => c.depth,
+            Row::Diagnostic(d) => d.depth,
+        }
+    }
+}
+
+/// The event types a catalog read needs.
+pub const CATALOG_TYPES: &[&str] = &[event::CATALOG, event::SESSION_START];
+
+/// Reads one session's catalog: `None` when the session does not exist.
+pub async fn read_catalog(store: &dyn Store, session: &str, signal: &Signal) -> Result<Option<Vec<CatalogEntry>>> {
+    let query = ReadQuery::types(CATALOG_TYPES, signal);
+    let events = signal.guard(store.read(session, &query)).await?;
+    decode_read(Ok(events), &query)
+}
+
+fn decode_read(read: ReadResult, query: &ReadQuery) -> Result<Option<Vec<CatalogEntry>>> {
+    match read? {
+        None => Ok(None),
+        Some(mut events) => {
+            events.retain(|e| query.matches(e));
+            catalog::project_log(&events).map(Some)
+        }
+    }
+}
+
+/// What became of one child catalog read.
+enum Outcome {
+    Read(Vec<CatalogEntry>),
+    Failed(DiagnosticReason),
+}
+
+fn outcome(read: ReadResult, query: &ReadQuery) -> Result<Outcome> {
+    match decode_read(read, query) {
+        Ok(Some(entries)) => Ok(Outcome::Read(entries)),
+        Ok(None) => Ok(Outcome::Failed(DiagnosticReason::Unavailable)),
+        Err(e) if e.code == ErrorCode::Cancelled => Err(e),
+        Err(e) if e.code == ErrorCode::CorruptCatalog => Ok(Outcome::Failed(DiagnosticReason::Corrupt)),
+        Err(_) => Ok(Outcome::Failed(DiagnosticReason::Unavailable)),
+    }
+}
+
+/// Reads one level's catalogs: one `read_many`, or one `read` each.
+async fn read_level(store: &dyn Store, ids: &[String], signal: &Signal) -> Result<Vec<Outcome>> {
+    let query = ReadQuery::types(CATALOG_TYPES, signal);
+    if let Some(batch) = store.read_many(ids, &query) {
+        return match signal.guard(batch).await {
+            Ok(results) if results.len() == ids.len() => results.into_iter().map(|r| outcome(r, &query)).collect(),
+            // A batch that fails whole, or answers the wrong number of ids, leaves each branch unreadable.
+            Ok(_) => Ok(ids.iter().map(|_| Outcome::Failed(DiagnosticReason::Unavailable)).collect()),
+            Err(e) if e.code == ErrorCode::Cancelled => Err(e),
+            Err(_) => Ok(ids.iter().map(|_| Outcome::Failed(DiagnosticReason::Unavailable)).collect()),
+        };
+    }
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let read = signal.guard(store.read(id, &query)).await;
+        if matches!(&read, Err(e) if e.code == ErrorCode::Cancelled) {
+            signal.check()?;
+        }
+        out.push(outcome(read, &query)?);
+    }
+    Ok(out)
+}
+
+/// Lists every descendant reachable from `root`'s catalog, in stable pre-order.
+///
+/// The root's own read failing, a corrupt root catalog, and cancellation reject;
+/// a root with no log has no descendants.
+pub async fn list_descendants(store: &dyn Store, root: &str, signal: &Signal) -> Result<Vec<Row>> {
+    let root_entries = read_catalog(store, root, signal).await?.unwrap_or_default();
+
+    // Read breadth-first, one round trip per level, each distinct id once.
+    let mut catalogs: HashMap<String, Outcome> = HashMap::new();
+    let mut scheduled: HashSet<String> = HashSet::from([root.to_owned()]);
+    let schedule = |entries: &[CatalogEntry], level: &mut Vec<String>, scheduled: &mut HashSet<String>| {
+        for entry in entries {
+            if entry.mode != Mode::External && scheduled.insert(entry.id.clone()) {
+                level.push(entry.id.clone());
+            }
+        }
+    };
+    let mut level = Vec::new();
+    schedule(&root_entries, &mut level, &mut scheduled);
+    while !level.is_empty() {
+        let outcomes = read_level(store, &level, signal).await?;
+        let mut next = Vec::new();
+        for (id, outcome) in level.drain(..).zip(outcomes) {
+            if let Outcome::Read(entries) = &outcome {
+                schedule(entries, &mut next, &mut scheduled);
+            }
+            catalogs.insert(id, outcome);
+        }
+        level = next;
+    }
+    Ok(assemble(root, &root_entries, &catalogs))
+}
+
+/// Pre-order rows from catalogs already read. Iterative: a long chain must
+/// not exhaust the (small) wasm stack.
+fn assemble(root: &str, root_entries: &[CatalogEntry], catalogs: &HashMap<String, Outcome>) -> Vec<Row> {
+    struct Frame<'a> {
+        entries: &'a [CatalogEntry],
+        next: usize,
+        parent_id: &'a str,
+        depth: u32,
+        path: Option<String>,
+    }
+    let mut rows = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::from([root]);
+    let mut stack =
+        vec![Frame { entries: root_entries, next: 0, parent_id: root, depth: 1, path: Some(String::new()) }];
+    while let Some(frame) = stack.last_mut() {
+        let Some(entry) = frame.entries.get(frame.next) else {
+            stack.pop();
+            continue;
+        };
+        frame.next += 1;
+        if !seen.insert(&entry.id) {
+            continue; // a repeated id or a cycle
+        }
+        let (parent_id, depth) = (frame.parent_id.to_owned(), frame.depth);
+        let path = join_path(frame.path.as_deref(), entry.name.as_ref());
+        let diagnostic = |reason| {
+            Row::Diagnostic(DiagnosticRow { id: entry.id.clone(), parent_id: parent_id.clone(), depth, reason })
+        };
+        let children = match (entry.mode, catalogs.get(&entry.id)) {
+            (Mode::External, _) => None,
+            (_, Some(Outcome::Read(children))) => Some(children),
+            (Mode::Unknown, _) => None,
+            (_, Some(Outcome::Failed(reason))) => {
+                rows.push(diagnostic(*reason));
+                continue;
+            }
+            (_, None) => {
+                rows.push(diagnostic(DiagnosticReason::Unavailable));
+                continue;
+            }
+        };
+        rows.push(if entry.mode == Mode::Unknown {
+            diagnostic(DiagnosticReason::Unsupported)
+        } else {
+            Row::Child(ChildRow {
+                id: entry.id.clone(),
+                parent_id,
+                depth,
+                mode: entry.mode,
+                label: entry.label.clone(),
+                name: entry.name.clone(),
+                path: path.clone(),
+                has_children: false,
+            })
+        });
+        if let Some(children) = children {
+            stack.push(Frame { entries: children, next: 0, parent_id: &entry.id, depth: depth + 1, path });
+        }
+    }
+    // A member has children when some row names it as parent (after skips).
+    let parents: HashSet<String> = rows.iter().map(|r| r.parent_id().to_owned()).collect();
+    for row in &mut rows {
+        if let Row::Child(child) = row {
+            child.has_children = parents.contains(&child.id);
+        }
+    }
+    rows
+}
+
+/// Resolves a model-supplied reference within the tree of `root`: `lead` is
+/// the root, a full name is looked up through the catalogs along its path
+/// (and only those), anything else is returned unchanged as a Session id.
+/// Resolution grants no authority.
+pub async fn resolve_name(store: &dyn Store, root: &str, text: &str, signal: &Signal) -> Result<String> {
+    let segments = match AgentRef::parse(text) {
+        AgentRef::Lead => return Ok(root.to_owned()),
+        AgentRef::Session(id) => return Ok(id),
+        AgentRef::Path(segments) => segments,
+    };
+    let mut current = root.to_owned();
+    for (i, segment) in segments.iter().enumerate() {
+        let entries = read_catalog(store, &current, signal).await?.unwrap_or_default();
+        let found = entries.into_iter().find(|e| e.name.as_ref() == Some(segment));
+        match found {
+            Some(entry) if i + 1 == segments.len() || entry.mode != Mode::External => current = entry.id,
+            _ => return Err(unknown_agent(text)),
+        }
+    }
+    Ok(current)
+}
+
+pub fn unknown_agent(text: &str) -> SubagentError {
+    SubagentError::new(
+        ErrorCode::UnknownAgent,
+        format!("no agent named {} exists in this tree", name::quote_truncated(text, 200)),
+    )
+}

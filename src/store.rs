@@ -1,0 +1,200 @@
+//! Storage: the session logs everything else is derived from.
+//!
+//! The core talks to storage only through [`Store`]. Hosts supply their own
+//! (the wasm bridge adapts any JS object with `append`/`read`/`readMany?`);
+//! [`MemoryStore`] is the embedded default and the reference for the rules
+//! every store keeps: appends continue the log at its length, reads return
+//! `None` for a session that does not exist, and `types`/`from_seq` filter.
+
+use crate::error::{ErrorCode, Result, SubagentError};
+use crate::event::SessionEvent;
+use crate::exec::LocalBoxFuture;
+use crate::signal::Signal;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
+/// What a read asks for.
+#[derive(Clone, Debug, Default)]
+pub struct ReadQuery {
+    /// Only these event types (all when `None`).
+    pub types: Option<Vec<String>>,
+    /// Only events with `seq >= from_seq`.
+    pub from_seq: u64,
+    /// The caller's cancellation, forwarded to the store.
+    pub signal: Signal,
+}
+
+impl ReadQuery {
+    pub fn types(types: &[&str], signal: &Signal) -> ReadQuery {
+        ReadQuery { types: Some(types.iter().map(|t| t.to_string()).collect()), from_seq: 0, signal: signal.clone() }
+    }
+
+    /// Whether `event` passes this query's filters (stores may ignore them; readers re-check).
+    pub fn matches(&self, event: &SessionEvent) -> bool {
+        event.seq >= self.from_seq && self.types.as_ref().is_none_or(|t| t.iter().any(|t| *t == event.kind))
+    }
+}
+
+/// One session's read: its events, or `None` when it does not exist.
+pub type ReadResult = Result<Option<Vec<SessionEvent>>>;
+
+/// Session log storage. Futures are not `Send`: the core is single-threaded, like JS.
+pub trait Store {
+    /// Appends events that carry their `seq`; durable once resolved.
+    fn append<'a>(&'a self, session: &'a str, events: Vec<SessionEvent>) -> LocalBoxFuture<'a, Result<()>>;
+
+    fn read<'a>(&'a self, session: &'a str, query: &'a ReadQuery) -> LocalBoxFuture<'a, ReadResult>;
+
+    /// A batch read, one result per id in order; `None` when the store has none.
+    fn read_many<'a>(
+        &'a self,
+        _sessions: &'a [String],
+        _query: &'a ReadQuery,
+    ) -> Option<LocalBoxFuture<'a, Result<Vec<ReadResult>>>> {
+        None
+    }
+
+    /// The durability barrier: `true` when a persistence listener took part.
+    fn flush<'a>(&'a self, _session: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
+        Box::pin(async { Ok(false) })
+    }
+}
+
+/// Call counts, for tests and benchmarks that count round trips.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    pub appends: u64,
+    pub reads: u64,
+    pub read_manys: u64,
+}
+
+/// An in-memory store. With `batch` off it offers no `read_many`, like a
+/// minimal host store.
+#[derive(Default)]
+pub struct MemoryStore {
+    logs: RefCell<HashMap<String, Vec<SessionEvent>>>,
+    stats: Cell<StoreStats>,
+    batch: bool,
+}
+
+impl MemoryStore {
+    pub fn new() -> MemoryStore {
+        MemoryStore { batch: true, ..MemoryStore::default() }
+    }
+
+    /// A store without `read_many`.
+    pub fn without_batch() -> MemoryStore {
+        MemoryStore::default()
+    }
+
+    pub fn stats(&self) -> StoreStats {
+        self.stats.get()
+    }
+
+    pub fn reset_stats(&self) {
+        self.stats.set(StoreStats::default());
+    }
+
+    /// Appends synchronously (the async trait method delegates here).
+    pub fn append_now(&self, session: &str, events: Vec<SessionEvent>) -> Result<()> {
+        let mut logs = self.logs.borrow_mut();
+        let len = logs.get(session).map_or(0, Vec::len) as u64;
+        for (i, event) in events.iter().enumerate() {
+            let expected = len + i as u64;
+            if event.seq != expected {
+                return Err(SubagentError::new(
+                    ErrorCode::AppendConflict,
+                    format!("append to session {session:?} must continue at seq {expected}, not {}", event.seq),
+                ));
+            }
+        }
+        let mut stats = self.stats.get();
+        stats.appends += 1;
+        self.stats.set(stats);
+        logs.entry(session.to_owned()).or_default().extend(events);
+        Ok(())
+    }
+
+    /// Reads synchronously (the async trait method delegates here).
+    pub fn read_now(&self, session: &str, query: &ReadQuery) -> Option<Vec<SessionEvent>> {
+        self.logs
+            .borrow()
+            .get(session)
+            .map(|log| log.iter().skip(query.from_seq as usize).filter(|e| query.matches(e)).cloned().collect())
+    }
+
+    /// The length of a session's log (0 when it does not exist).
+    pub fn len(&self, session: &str) -> u64 {
+        self.logs.borrow().get(session).map_or(0, Vec::len) as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.logs.borrow().is_empty()
+    }
+
+    /// Every session id, sorted (for inspection).
+    pub fn sessions(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.logs.borrow().keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
+    fn count(&self, f: impl FnOnce(&mut StoreStats)) {
+        let mut stats = self.stats.get();
+        f(&mut stats);
+        self.stats.set(stats);
+    }
+}
+
+impl Store for MemoryStore {
+    fn append<'a>(&'a self, session: &'a str, events: Vec<SessionEvent>) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(async move { self.append_now(session, events) })
+    }
+
+    fn read<'a>(&'a self, session: &'a str, query: &'a ReadQuery) -> LocalBoxFuture<'a, ReadResult> {
+        Box::pin(async move {
+            self.count(|s| s.reads += 1);
+            query.signal.check()?;
+            Ok(self.read_now(session, query))
+        })
+    }
+
+    fn read_many<'a>(
+        &'a self,
+        sessions: &'a [String],
+        query: &'a ReadQuery,
+    ) -> Option<LocalBoxFuture<'a, Result<Vec<ReadResult>>>> {
+        if !self.batch {
+            return None;
+        }
+        Some(Box::pin(async move {
+            self.count(|s| s.read_manys += 1);
+            query.signal.check()?;
+            Ok(sessions.iter().map(|id| Ok(self.read_now(id, query))).collect())
+        }))
+    }
+
+    fn flush<'a>(&'a self, _session: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
+        // Memory is as durable as it gets here, but no persistence listener took part.
+        Box::pin(async { Ok(false) })
+    }
+}
+
+impl<S: Store + ?Sized> Store for std::rc::Rc<S> {
+    fn append<'a>(&'a self, session: &'a str, events: Vec<SessionEvent>) -> LocalBoxFuture<'a, Result<()>> {
+        (**self).append(session, events)
+    }
+    fn read<'a>(&'a self, session: &'a str, query: &'a ReadQuery) -> LocalBoxFuture<'a, ReadResult> {
+        (**self).read(session, query)
+    }
+    fn read_many<'a>(
+        &'a self,
+        sessions: &'a [String],
+        query: &'a ReadQuery,
+    ) -> Option<LocalBoxFuture<'a, Result<Vec<ReadResult>>>> {
+        (**self).read_many(sessions, query)
+    }
+    fn flush<'a>(&'a self, session: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
+        (**self).flush(session)
+    }
+}
