@@ -1,0 +1,47 @@
+# Every target installs what it needs first (scripts/bootstrap.sh is idempotent).
+SHELL := /bin/bash
+export CARGO_TERM_COLOR := never
+
+.PHONY: setup pkg demo test test-rust test-wasm test-pkg lint bench sim fuzz clean
+
+setup:
+	@bash scripts/bootstrap.sh
+
+pkg: setup
+	@bash scripts/build-pkg.sh
+
+demo: pkg
+	@node www/demo-cli.mjs
+
+lint: setup
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+	cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
+	@! grep -rln 'wasm_bindgen\|js_sys' src --include=*.rs | grep -v '^src/wasm/' \
+	  || { echo "wasm-bindgen/js-sys used outside src/wasm/"; exit 1; }
+
+test-rust: setup
+	cargo test
+
+test-wasm: setup
+	@bash scripts/test-wasm.sh
+
+test-pkg: pkg
+	@bash pkg-tests/run.sh
+
+test: lint test-rust test-wasm test-pkg
+	@echo "make test: all suites passed"
+
+bench: pkg
+	cargo bench
+	@bash scripts/bench-pkg.sh
+
+sim: setup
+	@bash scripts/sim.sh
+
+fuzz: setup
+	@bash scripts/fuzz.sh
+
+clean:
+	cargo clean
+	rm -rf pkg pkg-tests/node_modules pkg-tests/test-results
