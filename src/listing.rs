@@ -115,10 +115,12 @@ enum Outcome {
 }
 
 fn outcome(read: ReadResult, query: &ReadQuery) -> Result<Outcome> {
+    // Only the caller's abort rejects; a store error that merely carries the
+    // CANCELLED code is a failed read of this branch.
+    query.signal.check()?;
     match decode_read(read, query) {
         Ok(Some(entries)) => Ok(Outcome::Read(entries)),
         Ok(None) => Ok(Outcome::Failed(DiagnosticReason::Unavailable)),
-        Err(e) if e.code == ErrorCode::Cancelled => Err(e),
         Err(e) if e.code == ErrorCode::CorruptCatalog => Ok(Outcome::Failed(DiagnosticReason::Corrupt)),
         Err(_) => Ok(Outcome::Failed(DiagnosticReason::Unavailable)),
     }
@@ -132,16 +134,13 @@ async fn read_level(store: &dyn Store, ids: &[String], signal: &Signal) -> Resul
             Ok(results) if results.len() == ids.len() => results.into_iter().map(|r| outcome(r, &query)).collect(),
             // A batch that fails whole, or answers the wrong number of ids, leaves each branch unreadable.
             Ok(_) => Ok(ids.iter().map(|_| Outcome::Failed(DiagnosticReason::Unavailable)).collect()),
-            Err(e) if e.code == ErrorCode::Cancelled => Err(e),
+            Err(_) if signal.is_aborted() => Err(SubagentError::cancelled()),
             Err(_) => Ok(ids.iter().map(|_| Outcome::Failed(DiagnosticReason::Unavailable)).collect()),
         };
     }
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
         let read = signal.guard(store.read(id, &query)).await;
-        if matches!(&read, Err(e) if e.code == ErrorCode::Cancelled) {
-            signal.check()?;
-        }
         out.push(outcome(read, &query)?);
     }
     Ok(out)
