@@ -31,7 +31,7 @@ impl ReadQuery {
 
     /// Whether `event` passes this query's filters (stores may ignore them; readers re-check).
     pub fn matches(&self, event: &SessionEvent) -> bool {
-        event.seq >= self.from_seq && self.types.as_ref().is_none_or(|t| t.iter().any(|t| *t == event.kind))
+        event.seq >= self.from_seq && self.types.as_ref().is_none_or(|t| t.contains(&event.kind))
     }
 }
 
