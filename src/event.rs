@@ -13,6 +13,13 @@ pub const CATALOG: &str = "subagent/catalog";
 /// ignores the parent's.
 pub const SESSION_START: &str = "session/start";
 
+/// An accepted inbox message (durable acceptance).
+pub const MESSAGE: &str = "message/input";
+/// The end of one turn: its outcome and the message ids it consumed.
+pub const TURN_END: &str = "turn/end";
+/// A change of the member's effective directory.
+pub const CWD: &str = "session/cwd";
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionEvent {
     pub seq: u64,

@@ -155,3 +155,100 @@ pub async fn yield_now() {
     }
     YieldNow(false).await
 }
+
+/// A value set once and awaited by any number of waiters: the core's
+/// equivalent of a settled Promise (activation results, dispose outcomes).
+pub struct Deferred<T: Clone>(Rc<DeferredState<T>>);
+
+struct DeferredState<T> {
+    value: RefCell<Option<T>>,
+    wakers: RefCell<Vec<Waker>>,
+}
+
+impl<T: Clone> Clone for Deferred<T> {
+    fn clone(&self) -> Self {
+        Deferred(self.0.clone())
+    }
+}
+
+impl<T: Clone> Default for Deferred<T> {
+    fn default() -> Self {
+        Deferred(Rc::new(DeferredState { value: RefCell::new(None), wakers: RefCell::new(Vec::new()) }))
+    }
+}
+
+impl<T: Clone> Deferred<T> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the value once; returns false (and changes nothing) if already set.
+    pub fn set(&self, value: T) -> bool {
+        if self.0.value.borrow().is_some() {
+            return false;
+        }
+        *self.0.value.borrow_mut() = Some(value);
+        let wakers = std::mem::take(&mut *self.0.wakers.borrow_mut());
+        wakers.into_iter().for_each(Waker::wake);
+        true
+    }
+
+    pub fn get(&self) -> Option<T> {
+        self.0.value.borrow().clone()
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.value.borrow().is_some()
+    }
+
+    /// Resolves with the value once set.
+    pub fn wait(&self) -> impl Future<Output = T> + 'static
+    where
+        T: 'static,
+    {
+        let me = self.clone();
+        std::future::poll_fn(move |cx| match me.get() {
+            Some(v) => Poll::Ready(v),
+            None => {
+                me.0.wakers.borrow_mut().push(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+    }
+}
+
+/// A FIFO async lock: serializes appends to one session log.
+#[derive(Clone, Default)]
+pub struct AsyncLock(Rc<LockState>);
+
+#[derive(Default)]
+struct LockState {
+    locked: std::cell::Cell<bool>,
+    waiters: RefCell<VecDeque<Deferred<()>>>,
+}
+
+/// Held lock; releases on drop, handing over to the next waiter in order.
+pub struct LockGuard(Rc<LockState>);
+
+impl AsyncLock {
+    pub async fn lock(&self) -> LockGuard {
+        if self.0.locked.replace(true) {
+            let turn = Deferred::new();
+            self.0.waiters.borrow_mut().push_back(turn.clone());
+            turn.wait().await;
+        }
+        LockGuard(self.0.clone())
+    }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        let next = self.0.waiters.borrow_mut().pop_front();
+        match next {
+            Some(next) => {
+                next.set(()); // ownership passes on; `locked` stays true
+            }
+            None => self.0.locked.set(false),
+        }
+    }
+}

@@ -12,6 +12,12 @@
 //! | [`catalog`] | strict catalog payloads v0-v3 and the catalog fold |
 //! | [`listing`] | descendant listing and name resolution over a store |
 //! | [`store`] | the `Store` port and `MemoryStore` |
+//! | [`schema`] | the object-rooted JSON Schema subset of `outputSchema` |
+//! | [`runtime`] | live trees: admission, names at admission, messages, interrupts, settlement, drain, cold resume |
+//! | [`ports`] | what hosts implement: agent host, providers, clock, ids |
+//! | [`providers`] | the built-in `spawn` and `fork` providers |
+//! | [`result`], [`text`] | run results and the model-visible text the runtime writes |
+//! | [`path`] | `cwd` resolution |
 //! | [`signal`], [`exec`] | cancellation and a small local executor |
 //! | [`error`] | `SubagentError` and its stable codes |
 
@@ -22,16 +28,27 @@ pub mod exec;
 pub mod json;
 pub mod listing;
 pub mod name;
+pub mod path;
+pub mod ports;
+pub mod providers;
+pub mod result;
+pub mod runtime;
+pub mod schema;
 pub mod signal;
 pub mod store;
+pub mod testkit;
+pub mod text;
 
 #[cfg(target_arch = "wasm32")]
-mod wasm;
+#[doc(hidden)]
+pub mod wasm;
 
 pub use catalog::{CatalogEntry, Mode};
 pub use error::{ErrorCode, Result, SubagentError};
 pub use event::SessionEvent;
 pub use listing::{list_descendants, resolve_name, ChildRow, DiagnosticReason, DiagnosticRow, Row};
 pub use name::{default_name, is_valid_name, AgentName, AgentRef};
+pub use result::SubagentResult;
+pub use runtime::{Activation, ActivationSpec, Agent, Runtime, RuntimeOptions};
 pub use signal::Signal;
 pub use store::{MemoryStore, ReadQuery, Store};

@@ -1,0 +1,481 @@
+//! Messages, interruption and cold resume.
+//!
+//! A message is accepted once its `message/input` event is durable in the
+//! target's log; the caller's cancellation owns the operation only until then.
+//! Agents' messages are steered (fixed scheduling, decision record 004); a
+//! user prompt may queue or steer. A target that is not resident is resumed
+//! from its log under its tree root, rebuilding its full name from the
+//! catalogs along its creation chain; its creators may stay offline.
+
+use super::member::{self, InboxMessage, Kind, Member, MessageSource, Phase, Scheduling, Settlement};
+use super::{Agent, InterruptAuthority, Runtime, RuntimeEvent};
+use crate::catalog::Mode;
+use crate::error::Result;
+use crate::event::{self, SessionEvent};
+use crate::json::Value;
+use crate::listing::Row;
+use crate::name::LEAD;
+use crate::ports::IdKind;
+use crate::result::normalize_content;
+use crate::signal::Signal;
+use crate::store::ReadQuery;
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::rc::Rc;
+
+impl Runtime {
+    /// Steers one agent-authored message to another member of the sender's tree.
+    /// Returns the accepted message id.
+    pub async fn send_message(
+        &self,
+        sender: &Agent,
+        target_id: &str,
+        content: Value,
+        signal: &Signal,
+    ) -> Result<String> {
+        self.require_live(sender, "sender")?;
+        let content = checked_content(content)?;
+        if target_id == sender.session_id() {
+            return Err(crate::err!(InvalidArgument, "{:?} cannot send a message to itself", sender.name()));
+        }
+        let source = MessageSource::AgentMessage {
+            sender_session_id: sender.session_id().to_owned(),
+            sender_name: sender.name().to_owned(),
+        };
+        self.deliver(Some(sender), &sender.0.root_id, target_id, source, content, Scheduling::Steer, signal).await
+    }
+
+    /// Finds (or resumes) the target and accepts the message; a target that
+    /// began settling in between is resumed again.
+    #[allow(clippy::too_many_arguments)]
+    async fn deliver(
+        &self,
+        sender: Option<&Agent>,
+        root_id: &str,
+        target_id: &str,
+        source: MessageSource,
+        content: Value,
+        scheduling: Scheduling,
+        signal: &Signal,
+    ) -> Result<String> {
+        loop {
+            let target = self.target_for(root_id, target_id, signal).await?;
+            // Admission re-validates the sender.
+            if let Some(sender) = sender {
+                self.require_live(sender, "sender")?;
+            }
+            match self.accept(&target, source.clone(), content.clone(), scheduling, signal).await {
+                Err(e) if e.code == crate::ErrorCode::ActivationClosing => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// Delivers a user-authored message to the root or a continuable member of
+    /// the root's tree (the host operation behind a browser's prompt box).
+    pub async fn prompt(
+        &self,
+        root: &Agent,
+        target_id: &str,
+        content: Value,
+        scheduling: Scheduling,
+        signal: &Signal,
+    ) -> Result<String> {
+        self.require_root(root)?;
+        let content = checked_content(content)?;
+        if target_id == root.session_id() {
+            return self.accept(&root.0, MessageSource::User, content, scheduling, signal).await;
+        }
+        self.deliver(None, &root.0.root_id, target_id, MessageSource::User, content, scheduling, signal).await
+    }
+
+    /// Interrupts one member's current execution. Fire-and-return: the cancel
+    /// signal is issued before this returns. Pending inbox work is parked until
+    /// a waking send; the activation and its descendants stay. An absent target
+    /// is an accepted no-op.
+    pub fn interrupt(&self, target_id: &str, authority: InterruptAuthority<'_>) -> Result<()> {
+        if let InterruptAuthority::Ancestor(agent) = &authority {
+            self.require_live(agent, "interrupting agent")?;
+        }
+        let target = self.0.state.borrow().members.get(target_id).cloned();
+        let Some(target) = target.filter(|t| t.phase() == Phase::Live) else { return Ok(()) };
+        if let InterruptAuthority::Ancestor(agent) = authority {
+            if agent.session_id() == target_id {
+                return Err(crate::err!(Unauthorized, "{:?} cannot interrupt itself", agent.name()));
+            }
+            if agent.0.root_id != target.root_id || !target.ancestors.iter().any(|a| a == agent.session_id()) {
+                return Err(crate::err!(
+                    Unauthorized,
+                    "{:?} is not an ancestor of {:?} and cannot interrupt it",
+                    agent.name(),
+                    target.full_name
+                ));
+            }
+        }
+        let signal = {
+            let mut st = target.state.borrow_mut();
+            st.parked = true;
+            match &target.kind {
+                Kind::External { signal, .. } => Some(signal.clone()),
+                _ => st.turn.as_ref().map(|t| t.signal.clone()),
+            }
+        };
+        if let Some(signal) = signal {
+            signal.abort();
+        }
+        self.tree_changed(&target.root_id);
+        Ok(())
+    }
+
+    /// The resident target in `root_id`'s tree, resuming it when cold.
+    async fn target_for(&self, root_id: &str, target_id: &str, signal: &Signal) -> Result<Rc<Member>> {
+        loop {
+            signal.check()?;
+            let resident = self.0.state.borrow().members.get(target_id).cloned();
+            let Some(target) = resident else {
+                return self.resume(root_id, target_id, signal).await;
+            };
+            if target.root_id != root_id {
+                return Err(outside_tree(target_id));
+            }
+            match target.phase() {
+                Phase::Live if target.is_external() => {
+                    return Err(crate::err!(
+                        NotContinuable,
+                        "{:?} is an external execution and takes no further messages",
+                        target.full_name
+                    ))
+                }
+                Phase::Live => return Ok(target),
+                // Settling now: wait, then resume it from its log.
+                Phase::Closing => {
+                    let closed = target.settlement.as_ref().map(|s| s.closed.clone());
+                    if let Some(closed) = closed {
+                        signal
+                            .guard(async {
+                                closed.wait().await;
+                                Ok(())
+                            })
+                            .await?;
+                    }
+                }
+                Phase::Gone => crate::exec::yield_now().await,
+            }
+        }
+    }
+
+    /// Durable acceptance into a resident member's inbox.
+    async fn accept(
+        &self,
+        target: &Rc<Member>,
+        source: MessageSource,
+        content: Value,
+        scheduling: Scheduling,
+        signal: &Signal,
+    ) -> Result<String> {
+        signal.check()?;
+        {
+            let mut st = target.state.borrow_mut();
+            if st.input_closed {
+                return Err(crate::err!(
+                    InputClosed,
+                    "{:?} captured its structured result and accepts no more input",
+                    target.full_name
+                ));
+            }
+            if st.phase != Phase::Live {
+                return Err(crate::err!(ActivationClosing, "{:?} is shutting down", target.full_name));
+            }
+            st.accepting += 1;
+        }
+        let message = InboxMessage { id: self.new_id(IdKind::Message), source, content, scheduling };
+        let written = self.append(target, vec![(event::MESSAGE.to_owned(), message_payload(&message))]).await;
+        let id = message.id.clone();
+        {
+            let mut st = target.state.borrow_mut();
+            st.accepting -= 1;
+            if written.is_ok() && st.phase == Phase::Live {
+                st.inbox.push_back(message);
+                st.parked = false; // a waking send resumes the parked FIFO
+            }
+            // Otherwise the message is durable in the log and is pending at the next resume.
+        }
+        self.kick(target);
+        self.tree_changed(&target.root_id);
+        written.map(|_| id)
+    }
+
+    /// The runtime's account of a settled child, delivered to its creator.
+    pub(crate) async fn notify(&self, parent: &Rc<Member>, source: MessageSource, content: Value) {
+        // A notice is runtime text, not a request: it queues for the creator's next turn.
+        let signal = Signal::never();
+        let _ = self.accept(parent, source, content, Scheduling::Queue, &signal).await;
+    }
+
+    /// Cold resume: rebuilds a member from its log under its tree root.
+    async fn resume(&self, root_id: &str, target_id: &str, signal: &Signal) -> Result<Rc<Member>> {
+        self.check_tree_open(root_id)?;
+        let rows = crate::listing::list_descendants(&*self.0.store, root_id, signal).await?;
+        let Some(index) = rows.iter().position(|r| r.id() == target_id) else {
+            return Err(outside_tree(target_id));
+        };
+        let row = match &rows[index] {
+            Row::Child(child) => child.clone(),
+            Row::Diagnostic(d) => {
+                return Err(crate::err!(
+                    NotResumable,
+                    "{target_id:?} cannot be resumed: its catalog entry is {}",
+                    d.reason.as_str()
+                ))
+            }
+        };
+        match row.mode {
+            Mode::Continuable => {}
+            Mode::External => {
+                return Err(crate::err!(
+                    NotContinuable,
+                    "{target_id:?} is an external execution and takes no further messages"
+                ))
+            }
+            _ => {
+                return Err(crate::err!(
+                    NotResumable,
+                    "{target_id:?} is a {} child and cannot be resumed",
+                    row.mode.as_str()
+                ))
+            }
+        }
+        // Admission for the resume, synchronously; a concurrent resume wins or we do.
+        let claimed = {
+            let mut st = self.0.state.borrow_mut();
+            if let Some(existing) = st.members.get(target_id) {
+                return Ok(existing.clone());
+            }
+            let tree =
+                st.trees.get_mut(root_id).ok_or_else(|| crate::err!(ParentUnavailable, "the tree root is not open"))?;
+            if tree.draining {
+                return Err(crate::err!(Draining, "this tree is draining and resumes no members"));
+            }
+            if tree.live + tree.reserved >= self.0.options.capacity {
+                return Err(crate::err!(
+                    ActivationLimitReached,
+                    "cannot resume {:?}: this tree already has {} live children, its capacity",
+                    row.path.as_deref().unwrap_or(target_id),
+                    self.0.options.capacity
+                ));
+            }
+            let claimed = st.materializing.insert(target_id.to_owned());
+            if let (true, Some(tree)) = (claimed, st.trees.get_mut(root_id)) {
+                tree.reserved += 1;
+            }
+            claimed
+        };
+        if !claimed {
+            // Someone else is resuming it: wait for them.
+            crate::exec::yield_now().await;
+            return Box::pin(self.target_for(root_id, target_id, signal)).await;
+        }
+        let loaded = self.load_full(target_id).await;
+        let resumed = loaded.and_then(|(log, pending, events_len)| {
+            self.materialize(root_id, &rows, index, &row, log, pending, events_len)
+        });
+        {
+            let mut st = self.0.state.borrow_mut();
+            st.materializing.remove(target_id);
+            if let Some(tree) = st.trees.get_mut(root_id) {
+                tree.reserved = tree.reserved.saturating_sub(1);
+                if resumed.is_ok() {
+                    tree.live += 1;
+                }
+            }
+        }
+        let member = resumed?;
+        self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::Continuable)));
+        // With nothing pending, the caller's message is what wakes it.
+        if !member.state.borrow().inbox.is_empty() {
+            self.kick(&member);
+        }
+        Ok(member)
+    }
+
+    fn check_tree_open(&self, root_id: &str) -> Result<()> {
+        match self.0.state.borrow().trees.get(root_id) {
+            Some(t) if t.draining => Err(crate::err!(Draining, "this tree is draining and resumes no members")),
+            Some(_) => Ok(()),
+            None => Err(crate::err!(ParentUnavailable, "the tree root {root_id:?} is not open")),
+        }
+    }
+
+    /// The log and the messages accepted but never consumed by a turn.
+    async fn load_full(&self, id: &str) -> Result<(super::LoadedLog, Vec<InboxMessage>, u64)> {
+        let events = self.0.store.read(id, &ReadQuery::default()).await?.unwrap_or_default();
+        let log = super::LoadedLog::from_events(id, &events)?;
+        let pending = pending_messages(&events);
+        Ok((log, pending, events.len() as u64))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn materialize(
+        &self,
+        root_id: &str,
+        rows: &[Row],
+        index: usize,
+        row: &crate::listing::ChildRow,
+        log: super::LoadedLog,
+        pending: Vec<InboxMessage>,
+        len: u64,
+    ) -> Result<Rc<Member>> {
+        // Creation ancestry and the creator's name, from the listing rows above this one.
+        let mut ancestors = Vec::new();
+        let mut parent = row.parent_id.clone();
+        while parent != root_id {
+            ancestors.push(parent.clone());
+            match rows[..index].iter().rev().find(|r| r.id() == parent) {
+                Some(r) => parent = r.parent_id().to_owned(),
+                None => break,
+            }
+        }
+        ancestors.push(root_id.to_owned());
+        ancestors.reverse();
+        let parent_name = if row.parent_id == root_id {
+            LEAD.to_owned()
+        } else {
+            rows[..index]
+                .iter()
+                .rev()
+                .find_map(|r| match r {
+                    Row::Child(c) if c.id == row.parent_id => Some(c.path.clone().unwrap_or_else(|| c.id.clone())),
+                    _ => None,
+                })
+                .unwrap_or_else(|| row.parent_id.clone())
+        };
+        let start = log.start.clone().unwrap_or_default();
+        let delivery = match start.get("delivery").and_then(Value::as_str) {
+            Some("caller") => member::Delivery::Caller,
+            _ => member::Delivery::Parent,
+        };
+        let text = |key: &str| start.get(key).and_then(Value::as_str).map(str::to_owned);
+        let member = Rc::new(Member {
+            id: row.id.clone(),
+            root_id: root_id.to_owned(),
+            parent_id: Some(row.parent_id.clone()),
+            ancestors,
+            depth: row.depth,
+            full_name: row.path.clone().unwrap_or_else(|| row.id.clone()),
+            parent_name: Some(parent_name),
+            path: row.path.clone(),
+            label: row.label.clone().or_else(|| text("label")).unwrap_or_default(),
+            provider: text("provider").unwrap_or_default(),
+            cwd: log.cwd.clone().unwrap_or_else(|| self.0.options.default_cwd.clone()),
+            kind: Kind::Local,
+            // Resumed members settle like any other, with no holder awaiting the result.
+            settlement: Some(Settlement::new(delivery)),
+            next_seq: Cell::new(len),
+            append_lock: Default::default(),
+            child_names: RefCell::new(log.child_names),
+            parent_link: RefCell::default(),
+            // A later cold resume does not inherit the output schema.
+            state: member::new_state(None),
+        });
+        member.state.borrow_mut().inbox.extend(pending);
+        member.state.borrow_mut().turns = 1;
+        let mut st = self.0.state.borrow_mut();
+        if let Some(parent) = st.members.get(&row.parent_id).filter(|p| p.phase() == Phase::Live) {
+            parent.state.borrow_mut().live_children += 1;
+            member.parent_link.replace(Some(Rc::downgrade(parent)));
+        }
+        st.members.insert(row.id.clone(), member.clone());
+        Ok(member)
+    }
+}
+
+fn outside_tree(target_id: &str) -> crate::SubagentError {
+    crate::err!(Unauthorized, "{} is not a member of this tree", crate::name::quote_truncated(target_id, 80))
+}
+
+fn checked_content(content: Value) -> Result<Value> {
+    normalize_content(content).ok_or_else(|| {
+        crate::err!(InvalidArgument, "message content must be a string or an array of content blocks with a type")
+    })
+}
+
+/// The durable form of an accepted message.
+pub(crate) fn message_payload(m: &InboxMessage) -> Value {
+    let source = match &m.source {
+        MessageSource::User => Value::object([("kind", Some(Value::from("user")))]),
+        MessageSource::AgentMessage { sender_session_id, sender_name } => Value::object([
+            ("kind", Some(Value::from("agent-message"))),
+            ("form", Some(Value::from("relay"))),
+            ("senderSessionId", Some(Value::from(sender_session_id.as_str()))),
+            ("senderName", Some(Value::from(sender_name.as_str()))),
+        ]),
+        MessageSource::SubagentSettled {
+            sender_session_id,
+            sender_name,
+            summary,
+            stop_reason,
+            structured,
+            diagnostic,
+        } => Value::object([
+            ("kind", Some(Value::from("subagent-settled"))),
+            ("form", Some(Value::from("notice"))),
+            ("summary", Some(Value::from(summary.as_str()))),
+            ("stopReason", Some(Value::from(stop_reason.as_str()))),
+            ("senderSessionId", Some(Value::from(sender_session_id.as_str()))),
+            ("senderName", Some(Value::from(sender_name.as_str()))),
+            ("structured", structured.clone()),
+            ("diagnostic", diagnostic.as_deref().map(Value::from)),
+        ]),
+    };
+    Value::object([
+        ("messageId", Some(Value::from(m.id.as_str()))),
+        ("source", Some(source)),
+        ("content", Some(m.content.clone())),
+        ("delivery", Some(Value::from(if m.scheduling == Scheduling::Steer { "steer" } else { "queue" }))),
+    ])
+}
+
+/// Decodes a stored message; `None` for a malformed one (skipped, never a crash).
+pub(crate) fn decode_message(payload: &Value) -> Option<InboxMessage> {
+    let id = payload.get("messageId")?.as_str()?.to_owned();
+    let content = payload.get("content")?.clone();
+    let scheduling = match payload.get("delivery").and_then(Value::as_str) {
+        Some("steer") => Scheduling::Steer,
+        _ => Scheduling::Queue,
+    };
+    let src = payload.get("source")?;
+    let text = |k: &str| src.get(k).and_then(Value::as_str).map(str::to_owned);
+    let source = match src.get("kind")?.as_str()? {
+        "agent-message" => MessageSource::AgentMessage {
+            sender_session_id: text("senderSessionId")?,
+            sender_name: text("senderName").unwrap_or_default(),
+        },
+        "subagent-settled" => MessageSource::SubagentSettled {
+            sender_session_id: text("senderSessionId")?,
+            sender_name: text("senderName").unwrap_or_default(),
+            summary: text("summary").unwrap_or_default(),
+            stop_reason: text("stopReason").unwrap_or_default(),
+            structured: src.get("structured").cloned(),
+            diagnostic: text("diagnostic"),
+        },
+        _ => MessageSource::User,
+    };
+    Some(InboxMessage { id, source, content, scheduling })
+}
+
+/// Own messages never consumed by a recorded turn, in acceptance order.
+pub(crate) fn pending_messages(events: &[SessionEvent]) -> Vec<InboxMessage> {
+    let inherited = event::inherited_event_count(events);
+    let own = events.iter().filter(|e| e.seq >= inherited);
+    let consumed: HashSet<&str> = own
+        .clone()
+        .filter(|e| e.kind == event::TURN_END)
+        .filter_map(|e| e.payload.get("consumed").and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    own.filter(|e| e.kind == event::MESSAGE)
+        .filter_map(|e| decode_message(&e.payload))
+        .filter(|m| !consumed.contains(m.id.as_str()))
+        .collect()
+}

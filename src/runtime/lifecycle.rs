@@ -1,0 +1,367 @@
+//! Turns, natural settlement, disposal, drain and tree work.
+//!
+//! A member runs a turn whenever it is live, not parked, and has input. It
+//! settles naturally when idle with no pending input and no live children.
+//! Settlement (natural, dispose or drain) tears down first, then leaves
+//! residency, notifies a live direct creator (parent delivery only), emits
+//! `subagent/end`, and only then settles the activation's `result`.
+
+use super::member::{Kind, Member, MessageSource, Phase, TurnSlot};
+use super::{Agent, RunEndInfo, Runtime, RuntimeEvent};
+use crate::catalog::Mode;
+use crate::error::{ErrorCode, Result, SubagentError};
+use crate::event;
+use crate::exec::Deferred;
+use crate::json::Value;
+use crate::ports::{Turn, TurnOutcome};
+use crate::result::{final_output, stop, text_block, SubagentResult};
+use crate::signal::Signal;
+use std::rc::Rc;
+
+impl Runtime {
+    /// Starts a turn if the member has input and may run; else checks settlement.
+    pub(crate) fn kick(&self, member: &Rc<Member>) {
+        let turn = {
+            let mut st = member.state.borrow_mut();
+            let may_run = st.phase == Phase::Live && st.turn.is_none() && !st.parked && !st.input_closed;
+            if !may_run || st.inbox.is_empty() || member.is_external() {
+                None
+            } else {
+                let input: Vec<_> = st.inbox.drain(..).collect();
+                let signal = Signal::new();
+                let first = st.turns == 0;
+                st.turns += 1;
+                st.turn = Some(TurnSlot {
+                    signal: signal.clone(),
+                    done: Deferred::new(),
+                    consumed: input.iter().map(|m| m.id.clone()).collect(),
+                });
+                Some((input, signal, first, st.output_schema.clone()))
+            }
+        };
+        match turn {
+            Some((input, signal, first, schema)) => {
+                let turn = Turn {
+                    session_id: member.id.clone(),
+                    root_id: member.root_id.clone(),
+                    name: member.full_name.clone(),
+                    parent_name: member.parent_name.clone(),
+                    input,
+                    steer: super::SteerInbox(Rc::downgrade(member)),
+                    cwd: member.cwd.clone(),
+                    signal: signal.clone(),
+                    output_schema: schema.as_ref().map(|s| s.source().clone()),
+                    first,
+                    agent: Agent(member.clone()),
+                };
+                let (runtime, member) = (self.clone(), member.clone());
+                self.spawn(Box::pin(async move { runtime.run_turn(member, turn, signal, schema).await }));
+            }
+            None => self.maybe_settle(member),
+        }
+    }
+
+    async fn run_turn(
+        self,
+        member: Rc<Member>,
+        turn: Turn,
+        signal: Signal,
+        schema: Option<Rc<crate::schema::OutputSchema>>,
+    ) {
+        let outcome = self.0.host.run_turn(turn).await;
+        let result = capture(outcome, &signal, schema.as_deref());
+        let consumed = member.state.borrow().turn.as_ref().map(|t| t.consumed.clone()).unwrap_or_default();
+        let recorded =
+            self.append(&member, vec![(event::TURN_END.to_owned(), turn_end_payload(&result, &consumed))]).await;
+        let done = {
+            let mut st = member.state.borrow_mut();
+            if result.structured.is_some() {
+                st.input_closed = true; // a valid capture closes input
+            }
+            st.last = Some(recorded.map(|_| result));
+            st.turn.take().map(|t| t.done)
+        };
+        if let Some(done) = done {
+            done.set(());
+        }
+        self.tree_changed(&member.root_id);
+        self.kick(&member);
+    }
+
+    /// Settles a live, idle child with no pending input and no live children.
+    pub(crate) fn maybe_settle(&self, member: &Rc<Member>) {
+        let idle = {
+            let st = member.state.borrow();
+            st.phase == Phase::Live
+                && st.turn.is_none()
+                && !st.parked
+                && st.accepting == 0
+                && (st.inbox.is_empty() || st.input_closed)
+                && st.live_children == 0
+        };
+        if idle && matches!(member.kind, Kind::Local) {
+            self.close(member, false);
+        }
+    }
+
+    /// Begins settlement once; `abort` stops in-flight work (dispose, drain).
+    pub(crate) fn close(&self, member: &Rc<Member>, abort: bool) {
+        let Some(settlement) = member.settlement.clone() else { return };
+        let signal = {
+            let mut st = member.state.borrow_mut();
+            if st.phase != Phase::Live {
+                return;
+            }
+            st.phase = Phase::Closing;
+            match &member.kind {
+                Kind::External { signal, .. } => Some(signal.clone()),
+                _ => st.turn.as_ref().map(|t| t.signal.clone()),
+            }
+        };
+        if abort {
+            if let Some(signal) = signal {
+                signal.abort();
+            }
+        }
+        let (runtime, member) = (self.clone(), member.clone());
+        self.spawn(Box::pin(async move { runtime.teardown(member, settlement).await }));
+    }
+
+    async fn teardown(self, member: Rc<Member>, settlement: Rc<super::member::Settlement>) {
+        let turn_done = member.state.borrow().turn.as_ref().map(|t| t.done.clone());
+        if let Some(done) = turn_done {
+            done.wait().await;
+        }
+        let released = match &member.kind {
+            Kind::External { run, result, .. } => {
+                let released = run.dispose().await;
+                // After quiescence the run's result has usually arrived; let the watcher record it.
+                crate::exec::yield_now().await;
+                if let Some(r) = result.get() {
+                    member.state.borrow_mut().last.get_or_insert(r);
+                }
+                released
+            }
+            _ => self.0.host.release(&member.id).await,
+        };
+        // Best-effort durability barrier: participation ignored, failure ignored.
+        let _ = self.flush(&member.id).await;
+
+        let parent = self.leave(&member);
+        let result = member.state.borrow_mut().last.take().unwrap_or_else(|| Ok(SubagentResult::new(stop::ABORTED)));
+        let draining = self.0.state.borrow().trees.get(&member.root_id).is_some_and(|t| t.draining);
+        if let (Some(parent), Ok(r), super::Delivery::Parent, false) = (&parent, &result, settlement.delivery, draining)
+        {
+            let source = MessageSource::SubagentSettled {
+                sender_session_id: member.id.clone(),
+                sender_name: member.full_name.clone(),
+                summary: crate::text::settled_summary(&member.full_name, &r.stop_reason),
+                stop_reason: r.stop_reason.clone(),
+                structured: r.structured.clone(),
+                diagnostic: r.diagnostic.clone(),
+            };
+            let content = Value::Array(vec![text_block(&crate::text::settled_notice(&member.full_name, r))]);
+            self.notify(parent, source, content).await;
+        }
+        let mode = if member.is_external() { Mode::External } else { Mode::Continuable };
+        let failure = released.err().map(|e| {
+            let mut err =
+                crate::err!(ActivationTeardownFailed, "releasing {:?} failed: {}", member.full_name, e.message);
+            err.cause = e.cause;
+            err
+        });
+        self.emit(RuntimeEvent::End(RunEndInfo {
+            info: self.run_info(&member, mode),
+            stop_reason: match (&failure, &result) {
+                (Some(_), _) | (None, Err(_)) => stop::ERROR.to_owned(),
+                (None, Ok(r)) => r.stop_reason.clone(),
+            },
+            error: failure
+                .as_ref()
+                .map(|e| e.message.clone())
+                .or_else(|| result.as_ref().err().map(|e| e.message.clone())),
+        }));
+        settlement.result.set(result);
+        settlement.disposed.set(failure.map_or(Ok(()), Err));
+        settlement.closed.set(());
+        self.tree_changed(&member.root_id);
+        if let Some(parent) = parent {
+            self.kick(&parent);
+        }
+    }
+
+    /// Removes a member from residency; returns its live creator, whose child count drops.
+    fn leave(&self, member: &Rc<Member>) -> Option<Rc<Member>> {
+        member.state.borrow_mut().phase = Phase::Gone;
+        {
+            let mut st = self.0.state.borrow_mut();
+            if st.members.get(&member.id).is_some_and(|m| Rc::ptr_eq(m, member)) {
+                st.members.remove(&member.id);
+            }
+            if let Some(tree) = st.trees.get_mut(&member.root_id) {
+                tree.live = tree.live.saturating_sub(1);
+            }
+        }
+        let parent = member.parent_link.borrow_mut().take().and_then(|w| w.upgrade());
+        if let Some(parent) = &parent {
+            let mut st = parent.state.borrow_mut();
+            st.live_children = st.live_children.saturating_sub(1);
+        }
+        parent.filter(|p| p.phase() == Phase::Live)
+    }
+
+    /// Follows an external run to its result, then settles it.
+    pub(crate) fn watch_run(&self, member: &Rc<Member>) {
+        let Kind::External { run, result, .. } = &member.kind else { return };
+        let (runtime, member, run, slot) = (self.clone(), member.clone(), run.clone(), result.clone());
+        self.spawn(Box::pin(async move {
+            let outcome = run.result().await.map(|mut r| {
+                r.diagnostic = r.diagnostic.map(crate::result::cut_diagnostic);
+                r
+            });
+            slot.set(outcome.clone());
+            if member.phase() == Phase::Live {
+                member.state.borrow_mut().last = Some(outcome);
+                runtime.close(&member, false);
+            }
+        }));
+    }
+
+    /// Closes admission for these trees and stops every member child-first,
+    /// then awaits pending startups and cleanup. Other trees stay live. The
+    /// cutoff lasts until the root closes.
+    pub async fn drain_descendants(&self, roots: &[Agent]) -> Result<()> {
+        for root in roots {
+            self.require_root(root)?;
+        }
+        for root in roots {
+            if let Some(tree) = self.0.state.borrow_mut().trees.get_mut(root.session_id()) {
+                tree.draining = true;
+            }
+        }
+        let mut failures: Vec<SubagentError> = Vec::new();
+        for root in roots {
+            loop {
+                let mut members: Vec<Rc<Member>> = self
+                    .0
+                    .state
+                    .borrow()
+                    .members
+                    .values()
+                    .filter(|m| m.root_id == root.session_id() && !m.is_root())
+                    .cloned()
+                    .collect();
+                let reserved = self.0.state.borrow().trees.get(root.session_id()).map_or(0, |t| t.reserved);
+                if members.is_empty() && reserved == 0 {
+                    break;
+                }
+                if members.is_empty() {
+                    let changed = self.0.state.borrow().trees.get(root.session_id()).map(|t| t.changed.clone());
+                    if let Some(changed) = changed {
+                        changed.wait().await;
+                    }
+                    continue;
+                }
+                // Child-first: the deepest members close first.
+                let deepest = members.iter().map(|m| m.depth).max().unwrap_or(0);
+                members.retain(|m| m.depth == deepest);
+                for m in &members {
+                    self.close(m, true);
+                }
+                for m in &members {
+                    if let Some(s) = &m.settlement {
+                        if let Err(e) = s.disposed.wait().await {
+                            failures.push(e);
+                        }
+                    }
+                }
+            }
+        }
+        match failures.len() {
+            0 => Ok(()),
+            n => {
+                let detail: Vec<String> = failures.iter().map(|e| e.message.clone()).collect();
+                let mut err = SubagentError::new(
+                    ErrorCode::ActivationTeardownFailed,
+                    format!("{n} member(s) failed to tear down while draining: {}", detail.join("; ")),
+                );
+                err.cause = failures.into_iter().find_map(|e| e.cause);
+                Err(err)
+            }
+        }
+    }
+
+    /// Waits while members of the root's tree work (turns, runs, startups,
+    /// teardown). Idle members with parked input do not count. Returns whether
+    /// any work was joined; a non-root returns `false` at once.
+    pub async fn wait_for_tree_work(&self, root: &Agent) -> Result<bool> {
+        self.require_live(root, "root")?;
+        if !root.0.is_root() {
+            return Ok(false);
+        }
+        let mut joined = false;
+        loop {
+            let (busy, changed) = {
+                let st = self.0.state.borrow();
+                let Some(tree) = st.trees.get(root.session_id()) else { return Ok(joined) };
+                let busy = tree.reserved > 0
+                    || st.members.values().any(|m| m.root_id == root.session_id() && !m.is_root() && m.is_busy());
+                (busy, tree.changed.clone())
+            };
+            if !busy {
+                return Ok(joined);
+            }
+            joined = true;
+            changed.wait().await;
+        }
+    }
+}
+
+/// Turns a host outcome into the turn's result; never fails (a host error is
+/// an `error` stop with its message as diagnostic).
+fn capture(
+    outcome: Result<TurnOutcome>,
+    signal: &Signal,
+    schema: Option<&crate::schema::OutputSchema>,
+) -> SubagentResult {
+    let o = match outcome {
+        Ok(o) => o,
+        Err(_) if signal.is_aborted() => return SubagentResult::new(stop::ABORTED),
+        Err(e) => {
+            return SubagentResult::new(stop::ERROR).with_diagnostic(format!("the agent host failed: {}", e.message))
+        }
+    };
+    let mut result = SubagentResult {
+        output: final_output(&o.messages, o.text.as_deref()),
+        structured: None,
+        diagnostic: o.diagnostic.map(crate::result::cut_diagnostic),
+        stop_reason: if o.stop_reason.is_empty() { stop::COMPLETED.to_owned() } else { o.stop_reason },
+    };
+    if let (Some(schema), true) = (schema, result.stop_reason == stop::COMPLETED) {
+        match o.structured.as_ref().map(|v| schema.validate(v)) {
+            Some(Ok(())) => result.structured = o.structured,
+            Some(Err(why)) => {
+                result.stop_reason = stop::ERROR.to_owned();
+                result.diagnostic = Some(crate::result::cut_diagnostic(format!(
+                    "the structured result does not match the output schema: {why}"
+                )));
+            }
+            None => {
+                result.stop_reason = stop::ERROR.to_owned();
+                result.diagnostic =
+                    Some("the turn finished without the structured result the output schema requires".into());
+            }
+        }
+    }
+    result
+}
+
+fn turn_end_payload(r: &SubagentResult, consumed: &[String]) -> Value {
+    Value::object([
+        ("stopReason", Some(Value::from(r.stop_reason.as_str()))),
+        ("output", Some(r.output.clone())),
+        ("structured", r.structured.clone()),
+        ("diagnostic", r.diagnostic.as_deref().map(Value::from)),
+        ("consumed", Some(Value::Array(consumed.iter().map(|id| Value::from(id.as_str())).collect()))),
+    ])
+}

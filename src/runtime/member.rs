@@ -1,0 +1,261 @@
+//! A resident tree member, its inbox, and the live handle that is its authority.
+
+use crate::exec::{AsyncLock, Deferred};
+use crate::json::Value;
+use crate::ports::Run;
+use crate::result::SubagentResult;
+use crate::schema::OutputSchema;
+use crate::signal::Signal;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashSet, VecDeque};
+use std::fmt;
+use std::rc::{Rc, Weak};
+
+/// Who a settled child's result goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// The direct creator is notified (the model-facing tools use this).
+    Parent,
+    /// Only the activation's `result` carries it; no notice.
+    Caller,
+}
+
+impl Delivery {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Delivery::Parent => "parent",
+            Delivery::Caller => "caller",
+        }
+    }
+}
+
+/// How an inbox message is scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduling {
+    /// Waits for a later turn.
+    Queue,
+    /// Reaches a running turn at its next step; else starts a turn.
+    Steer,
+}
+
+/// Where a message came from. Agent words and the runtime's account of a
+/// settled child are different kinds, so a transcript never credits a child
+/// with words it did not write.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MessageSource {
+    /// A user or host operation.
+    User,
+    /// Content another agent chose to send (`relay`).
+    AgentMessage { sender_session_id: String, sender_name: String },
+    /// The runtime stating how a child ended (`notice`).
+    SubagentSettled {
+        sender_session_id: String,
+        sender_name: String,
+        summary: String,
+        stop_reason: String,
+        structured: Option<Value>,
+        diagnostic: Option<String>,
+    },
+}
+
+/// One accepted message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InboxMessage {
+    pub id: String,
+    pub source: MessageSource,
+    /// Content blocks (a JSON array).
+    pub content: Value,
+    pub scheduling: Scheduling,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Live,
+    Closing,
+    Gone,
+}
+
+pub(crate) enum Kind {
+    Root,
+    Local,
+    /// An external run: its handle, the signal its provider watches, and its result once known.
+    External {
+        run: Rc<dyn Run>,
+        signal: Signal,
+        result: Deferred<crate::Result<SubagentResult>>,
+    },
+}
+
+/// The running turn of a member.
+pub(crate) struct TurnSlot {
+    pub signal: Signal,
+    pub done: Deferred<()>,
+    /// Ids of the messages this turn consumed (its input and steered messages taken).
+    pub consumed: Vec<String>,
+}
+
+/// An activation's settlement machinery.
+pub(crate) struct Settlement {
+    pub delivery: Delivery,
+    pub result: Deferred<crate::Result<SubagentResult>>,
+    pub disposed: Deferred<crate::Result<()>>,
+    pub closed: Deferred<()>,
+}
+
+impl Settlement {
+    pub fn new(delivery: Delivery) -> Rc<Settlement> {
+        Rc::new(Settlement { delivery, result: Deferred::new(), disposed: Deferred::new(), closed: Deferred::new() })
+    }
+}
+
+pub(crate) struct MemberState {
+    pub phase: Phase,
+    pub inbox: VecDeque<InboxMessage>,
+    pub turn: Option<TurnSlot>,
+    /// Set by interrupt: pending input waits for a waking send.
+    pub parked: bool,
+    /// Set once a structured result is captured.
+    pub input_closed: bool,
+    pub output_schema: Option<Rc<OutputSchema>>,
+    /// The latest turn's (or run's) result, kept through teardown.
+    pub last: Option<crate::Result<SubagentResult>>,
+    pub turns: u32,
+    pub live_children: usize,
+    /// Messages whose durable acceptance is in flight (the member must not settle).
+    pub accepting: usize,
+}
+
+/// A member resident in this runtime: the root or a live child.
+pub(crate) struct Member {
+    pub id: String,
+    pub root_id: String,
+    pub parent_id: Option<String>,
+    /// Creation ancestry from the root down to the direct creator.
+    pub ancestors: Vec<String>,
+    pub depth: u32,
+    /// `lead`, the path from the root, or the Session id.
+    pub full_name: String,
+    pub parent_name: Option<String>,
+    /// The path from the root when every member on the way is named (`""` for the root).
+    pub path: Option<String>,
+    pub label: String,
+    pub provider: String,
+    pub cwd: String,
+    pub kind: Kind,
+    pub settlement: Option<Rc<Settlement>>,
+    /// Next `seq` of this member's log, and the lock that orders its appends.
+    pub next_seq: Cell<u64>,
+    pub append_lock: AsyncLock,
+    /// Names committed in this member's catalog.
+    pub child_names: RefCell<HashSet<String>>,
+    /// The resident creator whose `live_children` counts this member.
+    pub parent_link: RefCell<Option<Weak<Member>>>,
+    pub state: RefCell<MemberState>,
+}
+
+impl Member {
+    pub fn is_root(&self) -> bool {
+        matches!(self.kind, Kind::Root)
+    }
+
+    pub fn is_external(&self) -> bool {
+        matches!(self.kind, Kind::External { .. })
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.state.borrow().phase
+    }
+
+    /// Doing work now: a turn or run in flight, or input that will start one.
+    pub fn is_busy(&self) -> bool {
+        let st = self.state.borrow();
+        if st.phase != Phase::Live {
+            return st.phase == Phase::Closing;
+        }
+        match self.kind {
+            Kind::External { .. } => true,
+            _ => st.turn.is_some() || (!st.parked && !st.input_closed && !st.inbox.is_empty()),
+        }
+    }
+}
+
+pub(crate) fn new_state(output_schema: Option<Rc<OutputSchema>>) -> RefCell<MemberState> {
+    RefCell::new(MemberState {
+        phase: Phase::Live,
+        inbox: VecDeque::new(),
+        turn: None,
+        parked: false,
+        input_closed: false,
+        output_schema,
+        last: None,
+        turns: 0,
+        live_children: 0,
+        accepting: 0,
+    })
+}
+
+/// A live member handle. Holding the exact handle is the only authority the
+/// runtime accepts; Session ids and names never authorize anything, and a
+/// handle whose member left residency is dead.
+#[derive(Clone)]
+pub struct Agent(pub(crate) Rc<Member>);
+
+impl Agent {
+    pub fn session_id(&self) -> &str {
+        &self.0.id
+    }
+
+    /// The full name: `lead`, a path such as `reviewer/checker`, or the Session id.
+    pub fn name(&self) -> &str {
+        &self.0.full_name
+    }
+
+    pub fn root_id(&self) -> &str {
+        &self.0.root_id
+    }
+
+    pub fn parent_id(&self) -> Option<&str> {
+        self.0.parent_id.as_deref()
+    }
+
+    pub fn depth(&self) -> u32 {
+        self.0.depth
+    }
+
+    /// Whether the member is still resident and live.
+    pub fn is_live(&self) -> bool {
+        self.0.phase() == Phase::Live
+    }
+
+    pub fn same(&self, other: &Agent) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Agent({} {})", self.0.full_name, self.0.id)
+    }
+}
+
+/// Steered messages of a running turn; the host takes them at each step.
+#[derive(Clone)]
+pub struct SteerInbox(pub(crate) Weak<Member>);
+
+impl SteerInbox {
+    /// Removes and returns the steered messages that arrived since the last take.
+    pub fn take(&self) -> Vec<InboxMessage> {
+        let Some(member) = self.0.upgrade() else { return Vec::new() };
+        let mut st = member.state.borrow_mut();
+        if st.turn.is_none() {
+            return Vec::new();
+        }
+        let (steer, rest): (VecDeque<_>, VecDeque<_>) =
+            st.inbox.drain(..).partition(|m| m.scheduling == Scheduling::Steer);
+        st.inbox = rest;
+        if let Some(turn) = st.turn.as_mut() {
+            turn.consumed.extend(steer.iter().map(|m| m.id.clone()));
+        }
+        steer.into()
+    }
+}

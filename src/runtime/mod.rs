@@ -1,0 +1,553 @@
+//! `SubagentRuntime`: live subagent trees over a store (seeds 003, 000, 004).
+//!
+//! The runtime keeps the resident members of each tree, admits and starts
+//! children through providers, delivers messages, interrupts, settles and
+//! drains. Everything durable goes through the [`Store`]; everything shown
+//! (names, paths, trees) is derived from the logs, so a new runtime over the
+//! same store rebuilds it. Authority is the exact live [`Agent`] handle.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `member.rs` | a resident member, its inbox, the `Agent` handle |
+//! | `start.rs` | `start_activation`: admission order, names at admission, publication |
+//! | `deliver.rs` | `send_message`, `prompt`, `interrupt`, cold resume |
+//! | `lifecycle.rs` | turns, natural settlement, disposal, drain, tree work |
+
+mod deliver;
+mod lifecycle;
+mod member;
+mod start;
+
+pub use member::{Agent, Delivery, InboxMessage, MessageSource, Scheduling, SteerInbox};
+pub use start::{Activation, ActivationSpec};
+
+use crate::error::{ErrorCode, Result, SubagentError};
+use crate::event::{self, SessionEvent};
+use crate::exec::{Deferred, LocalBoxFuture, Spawn};
+use crate::json::Value;
+use crate::listing::{self, Row};
+use crate::name::LEAD;
+use crate::ports::{AgentHost, Clock, IdKind, IdSource, Provider};
+use crate::signal::Signal;
+use crate::store::{ReadQuery, Store};
+use member::{Kind, Member, Phase};
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// Runtime options.
+#[derive(Clone, Debug)]
+pub struct RuntimeOptions {
+    /// Deepest allowed child depth (the root is 0, its children 1).
+    pub max_depth: u32,
+    /// Live children per root tree (the root takes no slot).
+    pub capacity: usize,
+    /// The effective directory of roots opened without one.
+    pub default_cwd: String,
+    /// Register the built-in `spawn` and `fork` providers.
+    pub builtin_providers: bool,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        RuntimeOptions { max_depth: 1, capacity: 8, default_cwd: "/".into(), builtin_providers: true }
+    }
+}
+
+/// Lifecycle events, scoped to a tree root.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RuntimeEvent {
+    /// `subagent/start`: a provider established a published child.
+    Start(RunInfo),
+    /// `subagent/end`: a published child settled.
+    End(RunEndInfo),
+    /// `subagent/provider-added`.
+    ProviderAdded(String),
+    /// `subagent/provider-removed`.
+    ProviderRemoved(String),
+    /// A catalog fact committed (for views that follow the tree live).
+    Catalog { root_id: String, parent_id: String, entry: crate::CatalogEntry },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunInfo {
+    pub provider: String,
+    pub id: String,
+    pub parent_session_id: String,
+    pub root_session_id: String,
+    pub name: String,
+    pub label: String,
+    pub mode: crate::Mode,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunEndInfo {
+    pub info: RunInfo,
+    /// The result's stop reason, or `error` when teardown failed.
+    pub stop_reason: String,
+    pub error: Option<String>,
+}
+
+type Listener = Rc<dyn Fn(&RuntimeEvent)>;
+type FlushListener = Rc<dyn Fn(&str) -> LocalBoxFuture<'static, Result<()>>>;
+
+/// Per-tree admission state.
+#[derive(Default)]
+pub(crate) struct Tree {
+    pub draining: bool,
+    /// Resident children (the root excluded).
+    pub live: usize,
+    /// Admitted starts and resumes not yet resident.
+    pub reserved: usize,
+    /// Fired (and replaced) whenever tree work changes.
+    pub changed: Deferred<()>,
+}
+
+#[derive(Default)]
+pub(crate) struct State {
+    pub members: HashMap<String, Rc<Member>>,
+    pub trees: HashMap<String, Tree>,
+    /// Names reserved by starts in flight, per parent.
+    pub reservations: HashMap<String, Vec<String>>,
+    /// Sessions being created or resumed (guards duplicate ids and double resume).
+    pub materializing: HashSet<String>,
+}
+
+pub(crate) struct Inner {
+    pub store: Rc<dyn Store>,
+    pub host: Rc<dyn AgentHost>,
+    pub spawner: Rc<dyn Spawn>,
+    pub clock: Rc<dyn Clock>,
+    pub ids: Rc<dyn IdSource>,
+    pub options: RuntimeOptions,
+    pub state: RefCell<State>,
+    pub providers: RefCell<Vec<(u64, Rc<dyn Provider>)>>,
+    pub listeners: RefCell<Vec<(u64, Option<String>, Listener)>>,
+    pub flush_listeners: RefCell<Vec<(u64, FlushListener)>>,
+    pub next_token: Cell<u64>,
+}
+
+/// The runtime; clones share one state.
+#[derive(Clone)]
+pub struct Runtime(pub(crate) Rc<Inner>);
+
+/// Names of a live member and its direct creator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberNames {
+    pub self_name: String,
+    pub parent: Option<String>,
+}
+
+/// A listing row with live activity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiveRow {
+    pub row: Row,
+    /// `true` = `running`: resident and working; says nothing about task completion.
+    pub running: bool,
+}
+
+/// The authority an interrupt is admitted under.
+pub enum InterruptAuthority<'a> {
+    /// A trusted host operation.
+    User,
+    /// An exact live agent in the target's creation ancestry.
+    Ancestor(&'a Agent),
+}
+
+impl Runtime {
+    pub fn new(
+        store: Rc<dyn Store>,
+        host: Rc<dyn AgentHost>,
+        spawner: Rc<dyn Spawn>,
+        clock: Rc<dyn Clock>,
+        ids: Rc<dyn IdSource>,
+        options: RuntimeOptions,
+    ) -> Runtime {
+        let builtin = options.builtin_providers;
+        let runtime = Runtime(Rc::new(Inner {
+            store,
+            host,
+            spawner,
+            clock,
+            ids,
+            options,
+            state: RefCell::default(),
+            providers: RefCell::default(),
+            listeners: RefCell::default(),
+            flush_listeners: RefCell::default(),
+            next_token: Cell::new(1),
+        }));
+        if builtin {
+            let store = runtime.0.store.clone();
+            for provider in crate::providers::builtin(store) {
+                // Fresh runtime: built-in names cannot clash.
+                let _ = runtime.register_provider(provider);
+            }
+        }
+        runtime
+    }
+
+    pub fn options(&self) -> &RuntimeOptions {
+        &self.0.options
+    }
+
+    pub(crate) fn token(&self) -> u64 {
+        let t = self.0.next_token.get();
+        self.0.next_token.set(t + 1);
+        t
+    }
+
+    pub(crate) fn new_id(&self, kind: IdKind) -> String {
+        self.0.ids.new_id(kind)
+    }
+
+    // ---- providers ------------------------------------------------------
+
+    /// Registers a provider; returns the token that removes exactly this registration.
+    pub fn register_provider(&self, provider: Rc<dyn Provider>) -> Result<u64> {
+        let name = provider.name();
+        if !provider.prepares_continuable() && !provider.starts_runs() {
+            return Err(crate::err!(
+                UnsupportedCapability,
+                "provider {name:?} has neither prepareContinuable nor start, so it cannot run children"
+            ));
+        }
+        if self.get_provider(&name).is_some() {
+            return Err(crate::err!(DuplicateProvider, "a provider named {name:?} is already registered"));
+        }
+        let token = self.token();
+        self.0.providers.borrow_mut().push((token, provider));
+        self.emit(RuntimeEvent::ProviderAdded(name));
+        Ok(token)
+    }
+
+    /// Removes the registration `token` made; later calls do nothing. Accepted runs stay holder-owned.
+    pub fn unregister_provider(&self, token: u64) {
+        let removed = {
+            let mut providers = self.0.providers.borrow_mut();
+            let index = providers.iter().position(|(t, _)| *t == token);
+            index.map(|i| providers.remove(i).1)
+        };
+        if let Some(provider) = removed {
+            self.emit(RuntimeEvent::ProviderRemoved(provider.name()));
+        }
+    }
+
+    pub fn get_provider(&self, name: &str) -> Option<Rc<dyn Provider>> {
+        self.0.providers.borrow().iter().find(|(_, p)| p.name() == name).map(|(_, p)| p.clone())
+    }
+
+    pub fn provider_names(&self) -> Vec<String> {
+        self.0.providers.borrow().iter().map(|(_, p)| p.name()).collect()
+    }
+
+    // ---- events ---------------------------------------------------------
+
+    /// Subscribes to lifecycle events, optionally only those of one tree root.
+    pub fn subscribe(&self, root: Option<String>, listener: Listener) -> u64 {
+        let token = self.token();
+        self.0.listeners.borrow_mut().push((token, root, listener));
+        token
+    }
+
+    pub fn unsubscribe(&self, token: u64) {
+        self.0.listeners.borrow_mut().retain(|(t, _, _)| *t != token);
+    }
+
+    /// Calls listeners on a snapshot, with no runtime borrow held.
+    pub(crate) fn emit(&self, event: RuntimeEvent) {
+        let root = match &event {
+            RuntimeEvent::Start(i) => Some(i.root_session_id.as_str()),
+            RuntimeEvent::End(e) => Some(e.info.root_session_id.as_str()),
+            RuntimeEvent::Catalog { root_id, .. } => Some(root_id.as_str()),
+            _ => None,
+        };
+        let listeners: Vec<Listener> = self
+            .0
+            .listeners
+            .borrow()
+            .iter()
+            .filter(|(_, scope, _)| match (scope, root) {
+                (None, _) => true,
+                (Some(scope), Some(root)) => scope == root,
+                (Some(_), None) => true,
+            })
+            .map(|(_, _, l)| l.clone())
+            .collect();
+        for listener in listeners {
+            listener(&event);
+        }
+    }
+
+    // ---- durability barrier (decision record 004) -------------------------
+
+    pub fn add_flush_listener(&self, listener: FlushListener) -> u64 {
+        let token = self.token();
+        self.0.flush_listeners.borrow_mut().push((token, listener));
+        token
+    }
+
+    pub fn remove_flush_listener(&self, token: u64) {
+        self.0.flush_listeners.borrow_mut().retain(|(t, _)| *t != token);
+    }
+
+    /// `true` when at least one listener took part, `false` for none; after all
+    /// settle, the first failure in registration order rejects.
+    pub async fn flush(&self, session_id: &str) -> Result<bool> {
+        let listeners: Vec<FlushListener> = self.0.flush_listeners.borrow().iter().map(|(_, l)| l.clone()).collect();
+        if listeners.is_empty() {
+            return Ok(false);
+        }
+        // Start every listener before awaiting any, so they run in parallel.
+        let pending: Vec<_> = listeners.iter().map(|l| l(session_id)).collect();
+        let mut first_failure = None;
+        for fut in pending {
+            if let Err(e) = fut.await {
+                first_failure.get_or_insert(e);
+            }
+        }
+        match first_failure {
+            Some(e) => Err(e),
+            None => Ok(true),
+        }
+    }
+
+    // ---- roots, names, lookup -------------------------------------------
+
+    /// Opens (or creates) a root session and returns its live `lead` handle.
+    pub async fn open_root(&self, session_id: Option<String>, cwd: Option<String>) -> Result<Agent> {
+        let id = session_id.unwrap_or_else(|| self.new_id(IdKind::Session));
+        if id.is_empty() {
+            return Err(crate::err!(InvalidArgument, "a root Session id must be a non-empty string"));
+        }
+        self.claim_materializing(&id)?;
+        let loaded = self.load_log(&id).await;
+        self.0.state.borrow_mut().materializing.remove(&id);
+        let log = loaded?;
+        let cwd = cwd.or(log.cwd).unwrap_or_else(|| self.0.options.default_cwd.clone());
+        let member = Rc::new(Member {
+            id: id.clone(),
+            root_id: id.clone(),
+            parent_id: None,
+            ancestors: Vec::new(),
+            depth: 0,
+            full_name: LEAD.into(),
+            parent_name: None,
+            path: Some(String::new()),
+            label: String::new(),
+            provider: String::new(),
+            cwd: crate::path::normalize(&cwd),
+            kind: Kind::Root,
+            settlement: None,
+            next_seq: Cell::new(log.len),
+            append_lock: Default::default(),
+            child_names: RefCell::new(log.child_names),
+            parent_link: RefCell::default(),
+            state: member::new_state(None),
+        });
+        let mut st = self.0.state.borrow_mut();
+        if st.members.contains_key(&id) {
+            return Err(crate::err!(DuplicateChild, "session {id:?} is already open in this runtime"));
+        }
+        st.members.insert(id.clone(), member.clone());
+        st.trees.insert(id, Tree::default());
+        Ok(Agent(member))
+    }
+
+    /// Closes a root: its handle dies and the tree's drain cutoff ends. Live
+    /// children are drained first.
+    pub async fn close_root(&self, root: &Agent) -> Result<()> {
+        self.require_root(root)?;
+        let drained = self.drain_descendants(std::slice::from_ref(root)).await;
+        if let Some(tree) = self.0.state.borrow_mut().trees.remove(root.session_id()) {
+            tree.changed.set(());
+        }
+        self.0.state.borrow_mut().members.remove(root.session_id());
+        root.0.state.borrow_mut().phase = Phase::Gone;
+        drained
+    }
+
+    /// `Ok` when `agent` is the exact live handle of a resident member.
+    pub(crate) fn require_live(&self, agent: &Agent, role: &str) -> Result<()> {
+        let st = self.0.state.borrow();
+        let resident = st.members.get(agent.session_id()).is_some_and(|m| Rc::ptr_eq(m, &agent.0));
+        if resident && agent.0.phase() == Phase::Live {
+            Ok(())
+        } else {
+            Err(crate::err!(
+                Unauthorized,
+                "the {role} handle for {} is not a live member of this runtime",
+                crate::name::quote_truncated(agent.name(), 80)
+            ))
+        }
+    }
+
+    pub(crate) fn require_root(&self, root: &Agent) -> Result<()> {
+        self.require_live(root, "root")?;
+        if root.0.is_root() {
+            Ok(())
+        } else {
+            Err(crate::err!(InvalidArgument, "{:?} is not a tree root", root.name()))
+        }
+    }
+
+    /// The names of a live member and its direct creator.
+    pub fn names_of(&self, agent: &Agent) -> Result<MemberNames> {
+        self.require_live(agent, "agent")?;
+        Ok(MemberNames { self_name: agent.0.full_name.clone(), parent: agent.0.parent_name.clone() })
+    }
+
+    /// The live root of the member's tree.
+    pub fn root_of(&self, agent: &Agent) -> Result<Agent> {
+        self.require_live(agent, "agent")?;
+        let st = self.0.state.borrow();
+        match st.members.get(&agent.0.root_id) {
+            Some(root) if root.phase() == Phase::Live => Ok(Agent(root.clone())),
+            _ => Err(crate::err!(ParentUnavailable, "the root of {:?} is not open", agent.name())),
+        }
+    }
+
+    /// The live handle of a resident member (for hosts; grants what the handle grants).
+    pub fn agent(&self, session_id: &str) -> Option<Agent> {
+        self.0.state.borrow().members.get(session_id).filter(|m| m.phase() == Phase::Live).map(|m| Agent(m.clone()))
+    }
+
+    /// Resolves `lead`, a full name or a Session id within the caller's tree.
+    /// Grants no authority.
+    pub async fn resolve_name(&self, caller: &Agent, text: &str, signal: &Signal) -> Result<String> {
+        self.require_live(caller, "caller")?;
+        let root = caller.0.root_id.clone();
+        listing::resolve_name(&*self.0.store, &root, text, signal).await
+    }
+
+    /// The tree below `root_id` in pre-order, with live activity.
+    pub async fn list_descendants(&self, root_id: &str, signal: &Signal) -> Result<Vec<LiveRow>> {
+        let rows = listing::list_descendants(&*self.0.store, root_id, signal).await?;
+        let st = self.0.state.borrow();
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let running = st.members.get(row.id()).is_some_and(|m| m.is_busy());
+                LiveRow { row, running }
+            })
+            .collect())
+    }
+
+    /// Whether the member is resident and working.
+    pub fn is_running(&self, session_id: &str) -> bool {
+        self.0.state.borrow().members.get(session_id).is_some_and(|m| m.is_busy())
+    }
+
+    /// Resident members' ids (for inspection and tests).
+    pub fn resident(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.0.state.borrow().members.keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
+    /// Outstanding name reservations (for invariant checks).
+    pub fn reservation_count(&self) -> usize {
+        self.0.state.borrow().reservations.values().map(Vec::len).sum()
+    }
+
+    // ---- logs -------------------------------------------------------------
+
+    pub(crate) fn claim_materializing(&self, id: &str) -> Result<()> {
+        let mut st = self.0.state.borrow_mut();
+        if st.members.contains_key(id) || !st.materializing.insert(id.to_owned()) {
+            return Err(crate::err!(DuplicateChild, "session {id:?} is already live or being opened"));
+        }
+        Ok(())
+    }
+
+    /// Reads what residency needs from a session's log.
+    pub(crate) async fn load_log(&self, id: &str) -> Result<LoadedLog> {
+        let query = ReadQuery::default();
+        let events = self.0.store.read(id, &query).await?.unwrap_or_default();
+        LoadedLog::from_events(id, &events)
+    }
+
+    /// Appends events to a resident member's log, in order, assigning seqs.
+    pub(crate) async fn append(&self, member: &Member, events: Vec<(String, Value)>) -> Result<u64> {
+        let _guard = member.append_lock.lock().await;
+        let first = member.next_seq.get();
+        let events: Vec<SessionEvent> = events
+            .into_iter()
+            .enumerate()
+            .map(|(i, (kind, payload))| SessionEvent::new(first + i as u64, kind, payload))
+            .collect();
+        let count = events.len() as u64;
+        self.0.store.append(&member.id, events).await.map_err(|e| persistence(&member.id, e))?;
+        member.next_seq.set(first + count);
+        Ok(first)
+    }
+
+    pub(crate) fn now(&self) -> u64 {
+        self.0.clock.now()
+    }
+
+    pub(crate) fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
+        self.0.spawner.spawn(task);
+    }
+
+    /// Wakes `waitForTreeWork` callers of a tree.
+    pub(crate) fn tree_changed(&self, root_id: &str) {
+        let fired = {
+            let mut st = self.0.state.borrow_mut();
+            st.trees.get_mut(root_id).map(|t| std::mem::take(&mut t.changed))
+        };
+        if let Some(d) = fired {
+            d.set(());
+        }
+    }
+}
+
+pub(crate) fn persistence(session: &str, e: SubagentError) -> SubagentError {
+    if e.code == ErrorCode::PersistenceUnavailable || e.code == ErrorCode::Cancelled {
+        return e;
+    }
+    let cause = e.cause.clone();
+    let mut out = crate::err!(PersistenceUnavailable, "writing session {session:?} failed: {}", e.message);
+    out.cause = cause;
+    out
+}
+
+/// What residency needs from a log.
+pub(crate) struct LoadedLog {
+    pub len: u64,
+    pub child_names: HashSet<String>,
+    pub cwd: Option<String>,
+    pub start: Option<Value>,
+}
+
+impl LoadedLog {
+    fn from_events(id: &str, events: &[SessionEvent]) -> Result<LoadedLog> {
+        for (i, e) in events.iter().enumerate() {
+            if e.seq != i as u64 {
+                return Err(crate::err!(
+                    NotResumable,
+                    "session {id:?} has a broken log: event {i} carries seq {}",
+                    e.seq
+                ));
+            }
+        }
+        let inherited = event::inherited_event_count(events);
+        let catalog = crate::catalog::project(events, inherited)?;
+        let start = events
+            .iter()
+            .rev()
+            .find(|e| e.kind == event::SESSION_START && e.seq == inherited)
+            .map(|e| e.payload.clone());
+        let cwd = events.iter().rev().filter(|e| e.seq >= inherited).find_map(|e| match e.kind.as_str() {
+            event::CWD => e.payload.get("cwd").and_then(Value::as_str).map(str::to_owned),
+            event::SESSION_START => e.payload.get("cwd").and_then(Value::as_str).map(str::to_owned),
+            _ => None,
+        });
+        Ok(LoadedLog {
+            len: events.len() as u64,
+            child_names: catalog.into_iter().filter_map(|e| e.name.map(|n| n.into_string())).collect(),
+            cwd,
+            start,
+        })
+    }
+}

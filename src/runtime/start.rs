@@ -1,0 +1,603 @@
+//! `start_activation`: admission, names at admission, and publication.
+//!
+//! Admission is synchronous and checks, in this order: unknown provider,
+//! `childId` on a non-local provider, an invalid `maxDepth`, each requested
+//! capability (`agentOptions`, `agentPreset`, `outputSchema` and its subset,
+//! `depthLimit`), the name's grammar, content, the exact live parent, depth,
+//! capacity, draining, and finally the name's uniqueness among the parent's
+//! committed and reserved children. Passing admission reserves the name and a
+//! capacity slot in the same synchronous step, so two concurrent starts can
+//! never both win a name. The provider is touched only after all of it.
+//!
+//! Publication is the single catalog write (payload v3 with the name) to the
+//! parent's log. The reservation is released when that write commits or when
+//! startup fails; there is no second write and no rollback.
+
+use super::member::{self, Delivery, InboxMessage, Kind, Member, MessageSource, Scheduling, Settlement};
+use super::{Agent, RunInfo, Runtime, RuntimeEvent};
+use crate::catalog::{CatalogEntry, Mode};
+use crate::error::{Result, SubagentError};
+use crate::event::{self, SessionEvent};
+use crate::exec::Deferred;
+use crate::json::{Value, MAX_SAFE_INTEGER};
+use crate::name::{self, AgentName};
+use crate::ports::{ContinuableCreateRequest, IdKind, Provider, Run, StartRequest};
+use crate::result::{normalize_content, SubagentResult};
+use crate::schema::OutputSchema;
+use crate::signal::Signal;
+use crate::store::ReadQuery;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::rc::Rc;
+
+/// One managed child execution and its result delivery.
+pub struct ActivationSpec {
+    /// Registered provider to use.
+    pub provider: String,
+    /// Short task label kept in the catalog.
+    pub label: String,
+    /// Requested name; omitted selects the first free `agent-N`.
+    pub name: Option<String>,
+    /// Reserved identity for a local child.
+    pub child_id: Option<String>,
+    /// The child's first user message (a string or content blocks).
+    pub prompt: Value,
+    pub parent: Agent,
+    /// Cancellation before publication; later cancellation is `dispose`.
+    pub signal: Signal,
+    pub delivery: Delivery,
+    pub cwd: Option<String>,
+    pub agent_preset: Option<String>,
+    pub agent_options: Option<Value>,
+    pub output_schema: Option<Value>,
+    /// Absolute depth cap for this child (needs `depthLimit`).
+    pub max_depth: Option<f64>,
+}
+
+impl ActivationSpec {
+    pub fn new(provider: &str, parent: &Agent, label: &str, prompt: &str) -> ActivationSpec {
+        ActivationSpec {
+            provider: provider.into(),
+            label: label.into(),
+            name: None,
+            child_id: None,
+            prompt: Value::from(prompt),
+            parent: parent.clone(),
+            signal: Signal::new(),
+            delivery: Delivery::Parent,
+            cwd: None,
+            agent_preset: None,
+            agent_options: None,
+            output_schema: None,
+            max_depth: None,
+        }
+    }
+
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+}
+
+/// A started child. Disposal addresses this exact activation, never a later resume.
+#[derive(Clone)]
+pub struct Activation {
+    pub child_id: String,
+    /// Full name: the path from the root, or the Session id below an unnamed creator.
+    pub name: String,
+    /// The accepted initial message, for local children.
+    pub message_id: Option<String>,
+    pub(crate) runtime: Runtime,
+    pub(crate) member: Rc<Member>,
+    pub(crate) settlement: Rc<Settlement>,
+}
+
+impl std::fmt::Debug for Activation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Activation({} {})", self.name, self.child_id)
+    }
+}
+
+impl Activation {
+    /// Settles after teardown and the parent notice; a capture failure rejects.
+    pub fn result(&self) -> impl Future<Output = Result<SubagentResult>> + 'static {
+        self.settlement.result.wait()
+    }
+
+    /// Stops and releases only this activation; idempotent. A teardown failure
+    /// rejects with `ACTIVATION_TEARDOWN_FAILED` and keeps the captured result.
+    pub fn dispose(&self) -> impl Future<Output = Result<()>> + 'static {
+        self.runtime.close(&self.member, true);
+        self.settlement.disposed.wait()
+    }
+
+    /// The child's live handle, for local children while resident.
+    pub fn agent(&self) -> Option<Agent> {
+        (!self.member.is_external() && self.member.phase() == member::Phase::Live).then(|| Agent(self.member.clone()))
+    }
+
+    pub fn is_external(&self) -> bool {
+        self.member.is_external()
+    }
+}
+
+/// What admission decided and reserved.
+struct Admission {
+    provider: Rc<dyn Provider>,
+    parent: Rc<Member>,
+    name: AgentName,
+    /// The local child's id (externals learn theirs from the provider).
+    child_id: Option<String>,
+    depth: u32,
+    cwd: String,
+    prompt: Value,
+    schema: Option<Rc<OutputSchema>>,
+    max_depth: Option<u64>,
+}
+
+impl Runtime {
+    /// Starts a local or external child (see the module doc for the check order).
+    pub async fn start_activation(&self, spec: ActivationSpec) -> Result<Activation> {
+        let admission = self.admit(&spec)?;
+        let started = if admission.child_id.is_some() {
+            self.start_local(&spec, &admission).await
+        } else {
+            self.start_external(&spec, &admission).await
+        };
+        if started.is_err() {
+            self.release_admission(&admission, None);
+        }
+        self.tree_changed(&admission.parent.root_id);
+        started
+    }
+
+    fn admit(&self, spec: &ActivationSpec) -> Result<Admission> {
+        let provider = self
+            .get_provider(&spec.provider)
+            .ok_or_else(|| crate::err!(NoProvider, "no provider named {:?} is registered", spec.provider))?;
+        let local = provider.prepares_continuable();
+        if spec.child_id.is_some() && !local {
+            return Err(crate::err!(
+                UnsupportedCapability,
+                "provider {:?} starts external runs, which mint their own ids; childId is only for local children",
+                spec.provider
+            ));
+        }
+        let max_depth = match spec.max_depth {
+            None => None,
+            Some(d) if d.is_finite() && d >= 0.0 && d.fract() == 0.0 && d <= MAX_SAFE_INTEGER => Some(d as u64),
+            Some(d) => {
+                return Err(crate::err!(InvalidArgument, "maxDepth must be a non-negative safe integer, not {d}"))
+            }
+        };
+        let caps = provider.capabilities();
+        let unsupported =
+            |what: &str| crate::err!(UnsupportedCapability, "provider {:?} does not support {what}", spec.provider);
+        if spec.agent_options.is_some() && !caps.agent_options {
+            return Err(unsupported("agentOptions"));
+        }
+        if spec.agent_preset.is_some() && (!caps.agent_preset || provider.inherits_parent_context()) {
+            return Err(unsupported("agentPreset"));
+        }
+        let schema = match &spec.output_schema {
+            Some(_) if !caps.output_schema => return Err(unsupported("outputSchema")),
+            Some(schema) => Some(Rc::new(OutputSchema::parse(schema)?)),
+            None => None,
+        };
+        if max_depth.is_some() && !caps.depth_limit {
+            return Err(unsupported("maxDepth (depthLimit)"));
+        }
+        let requested_name = spec.name.as_deref().map(AgentName::parse).transpose()?;
+        let prompt = normalize_content(spec.prompt.clone()).ok_or_else(|| {
+            crate::err!(InvalidArgument, "prompt must be a string or an array of content blocks with a type")
+        })?;
+        let parent = spec.parent.0.clone();
+        if self.require_live(&spec.parent, "parent").is_err() || parent.is_external() {
+            return Err(crate::err!(
+                ParentUnavailable,
+                "the parent {} is not a live member of this runtime",
+                name::quote_truncated(&parent.full_name, 80)
+            ));
+        }
+        let depth = parent.depth + 1;
+        let limit = max_depth.map_or(self.0.options.max_depth as u64, |d| d.min(self.0.options.max_depth as u64));
+        if depth as u64 > limit {
+            return Err(crate::err!(
+                DepthExceeded,
+                "a child of {:?} would be at depth {depth}, deeper than the limit {limit}",
+                parent.full_name
+            ));
+        }
+
+        let mut st = self.0.state.borrow_mut();
+        let st = &mut *st;
+        let tree = st
+            .trees
+            .get_mut(&parent.root_id)
+            .ok_or_else(|| crate::err!(ParentUnavailable, "the tree of {:?} is not open", parent.full_name))?;
+        if tree.live + tree.reserved >= self.0.options.capacity {
+            return Err(crate::err!(
+                ActivationLimitReached,
+                "this tree already has {} live children, its capacity",
+                self.0.options.capacity
+            ));
+        }
+        if tree.draining {
+            return Err(crate::err!(Draining, "this tree is draining and admits no new children"));
+        }
+        let reserved = st.reservations.entry(parent.id.clone()).or_default();
+        let committed = parent.child_names.borrow();
+        let name = match requested_name {
+            Some(name) => {
+                if committed.contains(name.as_str()) || reserved.iter().any(|r| r == name.as_str()) {
+                    return Err(crate::err!(
+                        DuplicateName,
+                        "agent name {:?} is already taken among the children of {:?}",
+                        name.as_str(),
+                        parent.full_name
+                    ));
+                }
+                name
+            }
+            None => {
+                let taken: Vec<&str> =
+                    committed.iter().map(String::as_str).chain(reserved.iter().map(String::as_str)).collect();
+                name::default_name(&taken)
+            }
+        };
+        drop(committed);
+        let child_id = if local {
+            let id = spec.child_id.clone().unwrap_or_else(|| self.new_id(IdKind::Session));
+            if id.is_empty() || st.members.contains_key(&id) || st.materializing.contains(&id) {
+                return Err(crate::err!(DuplicateChild, "session {id:?} is already live or being created"));
+            }
+            st.materializing.insert(id.clone());
+            Some(id)
+        } else {
+            None
+        };
+        reserved.push(name.as_str().to_owned());
+        tree.reserved += 1;
+        Ok(Admission {
+            cwd: crate::path::resolve(&parent.cwd, spec.cwd.as_deref()),
+            provider,
+            parent,
+            name,
+            child_id,
+            depth,
+            prompt,
+            schema,
+            max_depth,
+        })
+    }
+
+    /// Releases the name reservation and the capacity slot; on commit the
+    /// name joins the parent's committed names and the slot becomes live.
+    fn release_admission(&self, admission: &Admission, committed_child: Option<&str>) {
+        let mut st = self.0.state.borrow_mut();
+        if let Some(names) = st.reservations.get_mut(&admission.parent.id) {
+            if let Some(i) = names.iter().position(|n| n == admission.name.as_str()) {
+                names.remove(i);
+            }
+            if names.is_empty() {
+                st.reservations.remove(&admission.parent.id);
+            }
+        }
+        if let Some(id) = &admission.child_id {
+            st.materializing.remove(id);
+        }
+        if let Some(tree) = st.trees.get_mut(&admission.parent.root_id) {
+            tree.reserved = tree.reserved.saturating_sub(1);
+            if committed_child.is_some() {
+                tree.live += 1;
+            }
+        }
+        if committed_child.is_some() {
+            admission.parent.child_names.borrow_mut().insert(admission.name.as_str().to_owned());
+            admission.parent.state.borrow_mut().live_children += 1;
+        }
+    }
+
+    /// Re-checks, after an await, what admission checked before it.
+    fn still_admissible(&self, spec: &ActivationSpec, admission: &Admission) -> Result<()> {
+        spec.signal.check()?;
+        if self.require_live(&spec.parent, "parent").is_err() {
+            return Err(crate::err!(
+                ParentUnavailable,
+                "the parent {:?} left before its child was published",
+                admission.parent.full_name
+            ));
+        }
+        let draining = self.0.state.borrow().trees.get(&admission.parent.root_id).is_none_or(|t| t.draining);
+        if draining {
+            return Err(crate::err!(Draining, "this tree began draining before the child was published"));
+        }
+        Ok(())
+    }
+
+    fn child_names(&self, admission: &Admission, child_id: &str) -> (String, Option<String>) {
+        let path = crate::name::join_path(admission.parent.path.as_deref(), Some(&admission.name));
+        (path.clone().unwrap_or_else(|| child_id.to_owned()), path)
+    }
+
+    /// Publication: the catalog fact, written once to the parent's log.
+    async fn publish(&self, admission: &Admission, entry: &CatalogEntry) -> Result<()> {
+        self.append(&admission.parent, vec![(event::CATALOG.to_owned(), entry.to_payload())]).await?;
+        self.emit(RuntimeEvent::Catalog {
+            root_id: admission.parent.root_id.clone(),
+            parent_id: admission.parent.id.clone(),
+            entry: entry.clone(),
+        });
+        Ok(())
+    }
+
+    async fn start_local(&self, spec: &ActivationSpec, admission: &Admission) -> Result<Activation> {
+        let Some(child_id) = admission.child_id.clone() else {
+            return Err(crate::err!(ContinuationUnavailable, "no child id was reserved"));
+        };
+        if spec.child_id.is_some() {
+            let exists = self.0.store.read(&child_id, &ReadQuery::types(&[event::SESSION_START], &spec.signal)).await?;
+            if exists.is_some() {
+                return Err(crate::err!(DuplicateChild, "session {child_id:?} already exists in the store"));
+            }
+        }
+        let request = ContinuableCreateRequest {
+            cwd: admission.cwd.clone(),
+            session_id: child_id.clone(),
+            parent: spec.parent.clone(),
+            signal: spec.signal.clone(),
+        };
+        let prepared = spec.signal.guard(admission.provider.prepare_continuable(request)).await?;
+        let seed = prepared.seed.unwrap_or_default();
+        for (i, e) in seed.iter().enumerate() {
+            if e.seq != i as u64 {
+                return Err(crate::err!(
+                    InvalidArgument,
+                    "provider {:?} returned a seed that is not contiguous from seq 0 (event {i} has seq {})",
+                    spec.provider,
+                    e.seq
+                ));
+            }
+        }
+        self.still_admissible(spec, admission)?;
+
+        // The child's log: the seed, its start marker, and the accepted first prompt.
+        let created_at = self.now();
+        let (full_name, path) = self.child_names(admission, &child_id);
+        let inherited = seed.len() as u64;
+        let message_id = self.new_id(IdKind::Message);
+        let first = InboxMessage {
+            id: message_id.clone(),
+            source: MessageSource::User,
+            content: admission.prompt.clone(),
+            scheduling: Scheduling::Queue,
+        };
+        let start = Value::object([
+            ("version", Some(Value::from(1u64))),
+            ("inheritedEventCount", Some(Value::from(inherited))),
+            ("parentId", Some(Value::from(admission.parent.id.as_str()))),
+            ("rootId", Some(Value::from(admission.parent.root_id.as_str()))),
+            ("createdAt", Some(Value::from(created_at))),
+            ("cwd", Some(Value::from(admission.cwd.as_str()))),
+            ("label", Some(Value::from(spec.label.as_str()))),
+            ("name", Some(Value::from(admission.name.as_str()))),
+            ("provider", Some(Value::from(spec.provider.as_str()))),
+            ("delivery", Some(Value::from(spec.delivery.as_str()))),
+        ]);
+        let mut events = seed;
+        events.push(SessionEvent::new(inherited, event::SESSION_START, start));
+        events.push(SessionEvent::new(inherited + 1, event::MESSAGE, super::deliver::message_payload(&first)));
+        let log_len = events.len() as u64;
+        self.0.store.append(&child_id, events).await.map_err(|e| super::persistence(&child_id, e))?;
+        self.still_admissible(spec, admission)?;
+
+        let entry = CatalogEntry {
+            id: child_id.clone(),
+            created_at,
+            mode: Mode::Continuable,
+            label: Some(spec.label.clone()),
+            name: Some(admission.name.clone()),
+        };
+        self.publish(admission, &entry).await?;
+
+        let settlement = Settlement::new(spec.delivery);
+        let parent = &admission.parent;
+        let mut ancestors = parent.ancestors.clone();
+        ancestors.push(parent.id.clone());
+        let member = Rc::new(Member {
+            id: child_id.clone(),
+            root_id: parent.root_id.clone(),
+            parent_id: Some(parent.id.clone()),
+            ancestors,
+            depth: admission.depth,
+            full_name: full_name.clone(),
+            parent_name: Some(parent.full_name.clone()),
+            path,
+            label: spec.label.clone(),
+            provider: spec.provider.clone(),
+            cwd: admission.cwd.clone(),
+            kind: Kind::Local,
+            settlement: Some(settlement.clone()),
+            next_seq: Cell::new(log_len),
+            append_lock: Default::default(),
+            child_names: RefCell::default(),
+            parent_link: RefCell::default(),
+            state: member::new_state(admission.schema.clone()),
+        });
+        member.state.borrow_mut().inbox.push_back(first);
+        member.parent_link.replace(Some(Rc::downgrade(parent)));
+        self.0.state.borrow_mut().members.insert(child_id.clone(), member.clone());
+        self.release_admission(admission, Some(&child_id));
+        self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::Continuable)));
+        self.kick(&member);
+        Ok(Activation {
+            child_id,
+            name: full_name,
+            message_id: Some(message_id),
+            runtime: self.clone(),
+            member,
+            settlement,
+        })
+    }
+
+    async fn start_external(&self, spec: &ActivationSpec, admission: &Admission) -> Result<Activation> {
+        // The provider's signal: the caller's before publication, then ours (interrupt, dispose, drain).
+        let run_signal = Signal::new();
+        let published = Rc::new(Cell::new(false));
+        {
+            let (run_signal, published) = (run_signal.clone(), published.clone());
+            spec.signal.on_abort(move || {
+                if !published.get() {
+                    run_signal.abort();
+                }
+            });
+        }
+        let request = StartRequest {
+            cwd: admission.cwd.clone(),
+            agent_preset: spec.agent_preset.clone(),
+            label: spec.label.clone(),
+            prompt: admission.prompt.clone(),
+            parent: spec.parent.clone(),
+            signal: run_signal.clone(),
+            agent_options: spec.agent_options.clone(),
+            output_schema: spec.output_schema.clone(),
+            max_depth: admission.max_depth,
+        };
+        let started = self.race_start(admission.provider.start(request), &spec.signal).await?;
+        let run: Rc<dyn Run> = Rc::from(started);
+        let id = run.id();
+        let admissible = self.still_admissible(spec, admission).and_then(|()| {
+            let st = self.0.state.borrow();
+            if id.is_empty() || st.members.contains_key(&id) || st.materializing.contains(&id) {
+                Err(crate::err!(
+                    DuplicateChild,
+                    "provider {:?} returned run id {id:?}, which is empty or already live",
+                    spec.provider
+                ))
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = admissible {
+            // Ownership transferred on fulfilment: clean up before rejecting.
+            let _ = run.dispose().await;
+            return Err(e);
+        }
+        let created_at = self.now();
+        let (full_name, path) = self.child_names(admission, &id);
+        let entry = CatalogEntry {
+            id: id.clone(),
+            created_at,
+            mode: Mode::External,
+            label: Some(spec.label.clone()),
+            name: Some(admission.name.clone()),
+        };
+        if spec.delivery == Delivery::Parent {
+            if let Err(e) = self.publish(admission, &entry).await {
+                let _ = run.dispose().await;
+                return Err(e);
+            }
+        }
+        published.set(true);
+
+        let settlement = Settlement::new(spec.delivery);
+        let parent = &admission.parent;
+        let mut ancestors = parent.ancestors.clone();
+        ancestors.push(parent.id.clone());
+        let member = Rc::new(Member {
+            id: id.clone(),
+            root_id: parent.root_id.clone(),
+            parent_id: Some(parent.id.clone()),
+            ancestors,
+            depth: admission.depth,
+            full_name: full_name.clone(),
+            parent_name: Some(parent.full_name.clone()),
+            path,
+            label: spec.label.clone(),
+            provider: spec.provider.clone(),
+            cwd: admission.cwd.clone(),
+            kind: Kind::External { run: run.clone(), signal: run_signal, result: Deferred::new() },
+            settlement: Some(settlement.clone()),
+            next_seq: Cell::new(0),
+            append_lock: Default::default(),
+            child_names: RefCell::default(),
+            parent_link: RefCell::default(),
+            state: member::new_state(None),
+        });
+        member.parent_link.replace(Some(Rc::downgrade(parent)));
+        self.0.state.borrow_mut().members.insert(id.clone(), member.clone());
+        // Caller delivery keeps no catalog entry, so its name is not committed.
+        self.release_admission(admission, Some(&id));
+        if spec.delivery == Delivery::Caller {
+            admission.parent.child_names.borrow_mut().remove(admission.name.as_str());
+        }
+        self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::External)));
+        self.watch_run(&member);
+        Ok(Activation { child_id: id, name: full_name, message_id: None, runtime: self.clone(), member, settlement })
+    }
+
+    /// Awaits a provider's `start`, or the caller's abort; a run that arrives
+    /// after an abort is disposed in the background, never leaked.
+    async fn race_start(
+        &self,
+        start: crate::exec::LocalBoxFuture<'static, Result<Box<dyn Run>>>,
+        signal: &Signal,
+    ) -> Result<Box<dyn Run>> {
+        signal.check()?;
+        // `None` once the caller aborted first.
+        let slot: Rc<Deferred<Option<StartOutcome>>> = Rc::new(Deferred::new());
+        {
+            let slot = slot.clone();
+            self.spawn(Box::pin(async move {
+                let out = start.await.map(Rc::<dyn Run>::from);
+                let run = out.as_ref().ok().cloned();
+                if !slot.set(Some(out)) {
+                    // The caller aborted first: the run is ours to clean up.
+                    if let Some(run) = run {
+                        let _ = run.dispose().await;
+                    }
+                }
+            }));
+        }
+        {
+            let slot = slot.clone();
+            signal.on_abort(move || {
+                slot.set(None);
+            });
+        }
+        match slot.wait().await {
+            Some(Ok(run)) => Ok(Box::new(SharedRun(run))),
+            Some(Err(e)) => Err(e),
+            None => Err(SubagentError::cancelled()),
+        }
+    }
+
+    pub(crate) fn run_info(&self, member: &Member, mode: Mode) -> RunInfo {
+        RunInfo {
+            provider: member.provider.clone(),
+            id: member.id.clone(),
+            parent_session_id: member.parent_id.clone().unwrap_or_default(),
+            root_session_id: member.root_id.clone(),
+            name: member.full_name.clone(),
+            label: member.label.clone(),
+            mode,
+        }
+    }
+}
+
+type StartOutcome = Result<Rc<dyn Run>>;
+
+/// An `Rc<dyn Run>` as a boxed run.
+struct SharedRun(Rc<dyn Run>);
+
+impl Run for SharedRun {
+    fn id(&self) -> String {
+        self.0.id()
+    }
+    fn result(&self) -> crate::exec::LocalBoxFuture<'static, Result<SubagentResult>> {
+        self.0.result()
+    }
+    fn dispose(&self) -> crate::exec::LocalBoxFuture<'static, Result<()>> {
+        self.0.dispose()
+    }
+}

@@ -1,0 +1,188 @@
+//! A harness for runtime tests: a store, a scripted host whose turns can be
+//! held open, and helpers to drive the local executor.
+
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::future::Future;
+use std::rc::Rc;
+use subagent_tree::exec::{Deferred, LocalBoxFuture, LocalExecutor};
+use subagent_tree::json::Value;
+use subagent_tree::ports::{AgentHost, Turn, TurnOutcome};
+use subagent_tree::result::content_text;
+use subagent_tree::runtime::{InboxMessage, MessageSource, RuntimeEvent};
+use subagent_tree::testkit;
+use subagent_tree::{Agent, MemoryStore, Result, Runtime, RuntimeOptions};
+
+/// What the host saw of one turn.
+#[derive(Clone, Debug)]
+pub struct SeenTurn {
+    pub name: String,
+    pub session_id: String,
+    pub parent_name: Option<String>,
+    pub input: Vec<String>,
+    pub sources: Vec<MessageSource>,
+    pub steered: Vec<String>,
+    pub first: bool,
+    pub cwd: String,
+}
+
+type Script = Rc<dyn Fn(&Turn) -> TurnOutcome>;
+
+#[derive(Default)]
+pub struct HostState {
+    pub turns: RefCell<Vec<SeenTurn>>,
+    /// Turns of these members wait until the gate opens (or the turn is aborted).
+    pub gates: RefCell<HashMap<String, Deferred<()>>>,
+    /// Per-member outcome scripts (by full name); default completes with "done by NAME".
+    pub scripts: RefCell<HashMap<String, Script>>,
+    pub released: RefCell<Vec<String>>,
+    pub fail_release: RefCell<Vec<String>>,
+}
+
+#[derive(Clone, Default)]
+pub struct TestHost(pub Rc<HostState>);
+
+impl TestHost {
+    pub fn hold(&self, name: &str) -> Deferred<()> {
+        let gate = Deferred::new();
+        self.0.gates.borrow_mut().insert(name.to_owned(), gate.clone());
+        gate
+    }
+
+    pub fn open(&self, name: &str) {
+        if let Some(gate) = self.0.gates.borrow_mut().remove(name) {
+            gate.set(());
+        }
+    }
+
+    pub fn script(&self, name: &str, f: impl Fn(&Turn) -> TurnOutcome + 'static) {
+        self.0.scripts.borrow_mut().insert(name.to_owned(), Rc::new(f));
+    }
+
+    pub fn turns_of(&self, name: &str) -> Vec<SeenTurn> {
+        self.0.turns.borrow().iter().filter(|t| t.name == name).cloned().collect()
+    }
+}
+
+fn texts(messages: &[InboxMessage]) -> Vec<String> {
+    messages.iter().map(|m| content_text(&m.content)).collect()
+}
+
+impl AgentHost for TestHost {
+    fn run_turn(&self, turn: Turn) -> LocalBoxFuture<'static, Result<TurnOutcome>> {
+        let state = self.0.clone();
+        Box::pin(async move {
+            let index = state.turns.borrow().len();
+            state.turns.borrow_mut().push(SeenTurn {
+                name: turn.name.clone(),
+                session_id: turn.session_id.clone(),
+                parent_name: turn.parent_name.clone(),
+                input: texts(&turn.input),
+                sources: turn.input.iter().map(|m| m.source.clone()).collect(),
+                steered: Vec::new(),
+                first: turn.first,
+                cwd: turn.cwd.clone(),
+            });
+            let gate = state.gates.borrow().get(&turn.name).cloned();
+            if let Some(gate) = gate {
+                let aborted = turn.signal.clone();
+                let opened = turn.signal.guard(async move { Ok(gate.wait().await) }).await;
+                // A step boundary: steered messages arrive here.
+                let steered = texts(&turn.steer.take());
+                state.turns.borrow_mut()[index].steered = steered;
+                if opened.is_err() || aborted.is_aborted() {
+                    return Ok(TurnOutcome { stop_reason: "aborted".into(), ..TurnOutcome::default() });
+                }
+            }
+            let script = state.scripts.borrow().get(&turn.name).cloned();
+            Ok(match script {
+                Some(script) => script(&turn),
+                None => testkit::completed(&format!("done by {}", turn.name)),
+            })
+        })
+    }
+
+    fn release(&self, session_id: &str) -> LocalBoxFuture<'static, Result<()>> {
+        self.0.released.borrow_mut().push(session_id.to_owned());
+        let fail = self.0.fail_release.borrow().iter().any(|id| id == session_id);
+        Box::pin(async move {
+            if fail {
+                Err(subagent_tree::err!(PersistenceUnavailable, "host release failed"))
+            } else {
+                Ok(())
+            }
+        })
+    }
+}
+
+pub struct Harness {
+    pub exec: LocalExecutor,
+    pub store: Rc<MemoryStore>,
+    pub host: TestHost,
+    pub rt: Runtime,
+    pub events: Rc<RefCell<Vec<RuntimeEvent>>>,
+}
+
+impl Harness {
+    pub fn new(options: RuntimeOptions) -> Harness {
+        Harness::over(Rc::new(MemoryStore::new()), "a", options)
+    }
+
+    /// A runtime over an existing store (a restart), with its own id prefix.
+    pub fn over(store: Rc<MemoryStore>, prefix: &str, options: RuntimeOptions) -> Harness {
+        let exec = LocalExecutor::new();
+        let host = TestHost::default();
+        let rt = testkit::runtime(store.clone(), Rc::new(host.clone()), &exec, prefix, options);
+        let events = Rc::new(RefCell::new(Vec::new()));
+        let sink = events.clone();
+        rt.subscribe(None, Rc::new(move |e: &RuntimeEvent| sink.borrow_mut().push(e.clone())));
+        Harness { exec, store, host, rt, events }
+    }
+
+    pub fn wide() -> Harness {
+        Harness::new(RuntimeOptions { max_depth: 4, capacity: 32, ..RuntimeOptions::default() })
+    }
+
+    /// Runs `fut` and all background work it causes until it completes.
+    pub fn run<T: 'static>(&self, fut: impl Future<Output = T> + 'static) -> T {
+        self.exec.run_until(fut).expect("the future stalled")
+    }
+
+    /// Runs background work until nothing is ready.
+    pub fn settle(&self) {
+        self.exec.run_idle();
+    }
+
+    pub fn root(&self) -> Agent {
+        let rt = self.rt.clone();
+        self.run(async move { rt.open_root(Some("root".into()), Some("/work".into())).await.unwrap() })
+    }
+
+    pub fn starts(&self) -> Vec<String> {
+        self.events
+            .borrow()
+            .iter()
+            .filter_map(|e| match e {
+                RuntimeEvent::Start(i) => Some(i.name.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub fn ends(&self) -> Vec<(String, String)> {
+        self.events
+            .borrow()
+            .iter()
+            .filter_map(|e| match e {
+                RuntimeEvent::End(i) => Some((i.info.name.clone(), i.stop_reason.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+pub fn text(v: &Value) -> String {
+    content_text(v)
+}
