@@ -1,1 +1,19 @@
+//! The wasm-bindgen bridge: everything that mentions `wasm_bindgen` or
+//! `js_sys` lives here, compiled only for wasm32. It converts, validates and
+//! maps errors; every rule lives in the core.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`api`] | the exported functions |
+//! | [`store`] | `JsStore` (any JS object as a core `Store`) and the exported `MemoryStore` |
+//! | [`signal`] | JS `AbortSignal` <-> core `Signal` |
+//! | [`error`] | core `SubagentError` -> JS `SubagentError` (from `js/error.js`) |
+//! | [`convert`] | trap-free JS <-> core conversions |
+//! | [`ts`] | the hand-written TypeScript types |
 
+pub mod api;
+pub mod convert;
+pub mod error;
+pub mod signal;
+pub mod store;
+pub mod ts;

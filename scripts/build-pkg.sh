@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Builds pkg/: the `subagent-tree` npm package (ES module, .wasm, JS glue,
+# .d.ts, per-runtime entries), then prints the sizes raw and gzipped.
+#   cargo (release, wasm32) -> wasm-bindgen --target web -> wasm-opt -Oz -> entries
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+CRATE=subagent_tree
+OUT=pkg
+WASM_IN=target/wasm32-unknown-unknown/release/$CRATE.wasm
+
+cargo build --release --lib --target wasm32-unknown-unknown
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+wasm-bindgen --target web --out-dir "$OUT" --out-name "$CRATE" "$WASM_IN"
+
+# wasm-opt: Debian's binaryen 108 corrupts wasm-bindgen's externref table
+# export (rustc emits reference types by default; the module then fails to
+# instantiate), so a system wasm-opt older than 116 is not used: the npm
+# `binaryen` (pinned in pkg-tests' lockfile) is, installed here if missing.
+WASM_OPT=""
+if command -v wasm-opt >/dev/null; then
+  v=$(wasm-opt --version | sed -n 's/^wasm-opt version \([0-9]*\).*/\1/p')
+  if [ -n "$v" ] && [ "$v" -ge 116 ]; then WASM_OPT=wasm-opt; fi
+fi
+if [ -z "$WASM_OPT" ]; then
+  if [ ! -x pkg-tests/node_modules/.bin/wasm-opt ]; then
+    (cd pkg-tests && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+  WASM_OPT=pkg-tests/node_modules/.bin/wasm-opt
+fi
+"$WASM_OPT" -Oz \
+  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-mutable-globals --enable-reference-types --enable-multivalue \
+  "$OUT/${CRATE}_bg.wasm" -o "$OUT/${CRATE}_bg.wasm.opt"
+mv "$OUT/${CRATE}_bg.wasm.opt" "$OUT/${CRATE}_bg.wasm"
+
+# The SubagentError class lives in the snippet wasm-bindgen copied; every
+# entry re-exports that very module so `instanceof` matches what the bridge throws.
+snippet=$(cd "$OUT" && ls snippets/*/src/wasm/js/error.js 2>/dev/null | head -1)
+[ -n "$snippet" ] || { echo "build-pkg: the error.js snippet was not emitted" >&2; exit 1; }
+
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+description=$(sed -n 's/^description = "\(.*\)"/\1/p' Cargo.toml | head -1)
+for entry in node.js web.js workerd.js; do
+  sed "s#__SNIPPET__#./$snippet#" "src/wasm/js/$entry" > "$OUT/$entry"
+done
+cp src/wasm/js/index.d.ts "$OUT/index.d.ts"
+sed -e "s#__VERSION__#$version#" -e "s#__DESCRIPTION__#$description#" src/wasm/js/package.json > "$OUT/package.json"
+rm -f "$OUT/.gitignore"
+
+# Size report (also written to pkg/sizes.txt for CI logs).
+size_line() {
+  local label=$1 file=$2 raw gz
+  raw=$(wc -c < "$file")
+  gz=$(gzip -9c "$file" | wc -c)
+  printf '%-28s %8d B raw  %8d B gzip  (%s)\n' "$label" "$raw" "$gz" "$file"
+}
+{
+  size_line "wasm (wasm-opt -Oz)" "$OUT/${CRATE}_bg.wasm"
+  size_line "JS glue" "$OUT/$CRATE.js"
+  size_line "error class snippet" "$OUT/$snippet"
+  for entry in node.js web.js workerd.js; do size_line "entry $entry" "$OUT/$entry"; done
+} | tee "$OUT/sizes.txt"
+echo "build-pkg: $OUT/ ready (subagent-tree $version)"

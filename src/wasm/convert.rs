@@ -1,0 +1,354 @@
+//! Conversions between JS values and core types.
+//!
+//! Input from JS is untrusted: it may be a Proxy, have throwing getters, be
+//! cyclic or absurdly deep. Every read of a JS value here therefore goes
+//! through an import declared with `catch` (or a check that cannot throw),
+//! so a JS exception never unwinds through WebAssembly frames, and nesting is
+//! bounded so the small wasm stack cannot overflow. (serde-wasm-bindgen's
+//! deserializer reads with non-catching imports, which is why it is not used
+//! for input.) Output objects are built fresh, with optional fields absent.
+
+use super::error::invalid;
+use crate::catalog::CatalogEntry;
+use crate::error::Result;
+use crate::event::SessionEvent;
+use crate::json::{Value, MAX_SAFE_INTEGER};
+use crate::listing::Row;
+use crate::name::AgentRef;
+use js_sys::{Array, JsString, Object, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// Deepest nesting accepted in JS data (payloads, options).
+pub const MAX_DEPTH: usize = 128;
+/// Longest string argument (ids, names, references), in UTF-16 code units.
+pub const MAX_STRING_ARG: u32 = 1 << 20;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
+    fn is_array(value: &JsValue) -> std::result::Result<bool, JsValue>;
+    /// A genuine array copy of an array(-like): reading it afterwards cannot throw.
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = from)]
+    fn array_from(value: &JsValue) -> std::result::Result<Array, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = Object, js_name = keys)]
+    fn object_keys(value: &JsValue) -> std::result::Result<Array, JsValue>;
+}
+
+/// A short description of a JS value for an error sentence ("42", "null", "an object", `"text"`).
+pub fn describe(value: &JsValue) -> String {
+    if value.is_undefined() {
+        "undefined".into()
+    } else if value.is_null() {
+        "null".into()
+    } else if let Some(b) = value.as_bool() {
+        b.to_string()
+    } else if let Some(n) = value.as_f64() {
+        format_number(n)
+    } else if value.is_string() {
+        let s: &JsString = value.unchecked_ref();
+        let len = s.length();
+        if len > 64 {
+            let head: String = s.slice(0, 64).into();
+            format!("{:?}… ({len} characters)", head)
+        } else {
+            format!("{:?}", String::from(s.clone()))
+        }
+    } else if value.is_function() {
+        "a function".into()
+    } else if value.is_bigint() {
+        "a bigint".into()
+    } else if value.is_symbol() {
+        "a symbol".into()
+    } else if is_array(value).unwrap_or(false) {
+        "an array".into()
+    } else {
+        "an object".into()
+    }
+}
+
+fn format_number(n: f64) -> String {
+    if n.is_nan() {
+        "NaN".into()
+    } else if n.is_infinite() {
+        if n > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else if n.fract() == 0.0 && n.abs() < 1e21 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}
+
+/// Whether a value is an object or a function (something with properties).
+pub fn is_objectish(value: &JsValue) -> bool {
+    value.is_object() || value.is_function()
+}
+
+/// Reads one property; a throwing getter or Proxy trap becomes `INVALID_ARGUMENT`.
+pub fn get(target: &JsValue, key: &str, what: &str) -> Result<JsValue> {
+    Reflect::get(target, &JsValue::from_str(key))
+        .map_err(|e| invalid(format!("{what}.{key} could not be read ({})", super::error::describe_thrown(&e))))
+}
+
+/// A string argument.
+pub fn string_arg(value: &JsValue, what: &str) -> Result<String> {
+    if !value.is_string() {
+        return Err(invalid(format!("{what} must be a string, not {}", describe(value))));
+    }
+    let s: &JsString = value.unchecked_ref();
+    let len = s.length();
+    if len > MAX_STRING_ARG {
+        return Err(invalid(format!("{what} is {len} characters long; the limit is {MAX_STRING_ARG}")));
+    }
+    Ok(s.into())
+}
+
+/// A non-empty string argument (a Session id).
+pub fn id_arg(value: &JsValue, what: &str) -> Result<String> {
+    let id = string_arg(value, what)?;
+    if id.is_empty() {
+        return Err(invalid(format!("{what} must be a non-empty string, not \"\"")));
+    }
+    Ok(id)
+}
+
+/// An options bag: `None` for `undefined`/`null`, an error for a non-object.
+pub fn options_arg(value: &JsValue, what: &str) -> Result<Option<JsValue>> {
+    if value.is_undefined() || value.is_null() {
+        Ok(None)
+    } else if is_objectish(value) {
+        Ok(Some(value.clone()))
+    } else {
+        Err(invalid(format!("{what} must be an object, not {}", describe(value))))
+    }
+}
+
+/// An optional option: `None` when the options or the property are absent (undefined/null).
+pub fn option(options: Option<&JsValue>, key: &str, what: &str) -> Result<Option<JsValue>> {
+    let Some(options) = options else { return Ok(None) };
+    let value = get(options, key, what)?;
+    Ok(if value.is_undefined() || value.is_null() { None } else { Some(value) })
+}
+
+/// A non-negative safe integer.
+pub fn count_arg(value: &JsValue, what: &str) -> Result<u64> {
+    match value.as_f64() {
+        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= MAX_SAFE_INTEGER => Ok(n as u64),
+        _ => Err(invalid(format!("{what} must be an integer >= 0, not {}", describe(value)))),
+    }
+}
+
+/// The elements of an array argument, copied into a genuine array.
+pub fn array_arg(value: &JsValue, what: &str) -> Result<Array> {
+    match is_array(value) {
+        Ok(true) => array_from(value)
+            .map_err(|e| invalid(format!("{what} could not be read ({})", super::error::describe_thrown(&e)))),
+        Ok(false) => Err(invalid(format!("{what} must be an array, not {}", describe(value)))),
+        Err(e) => Err(invalid(format!("{what} could not be inspected ({})", super::error::describe_thrown(&e)))),
+    }
+}
+
+/// An array of strings.
+pub fn strings_arg(value: &JsValue, what: &str) -> Result<Vec<String>> {
+    let items = array_arg(value, what)?;
+    let mut out = Vec::with_capacity(items.length() as usize);
+    for (i, item) in items.iter().enumerate() {
+        out.push(string_arg(&item, &format!("{what}[{i}]"))?);
+    }
+    Ok(out)
+}
+
+/// JS data to a JSON value. `Err` holds the rest of a sentence that starts
+/// with the value's name, e.g. `.a[2] is a function, which is not JSON data`.
+pub fn value_from_js(value: &JsValue) -> std::result::Result<Value, String> {
+    from_js(value, 0)
+}
+
+fn from_js(value: &JsValue, depth: usize) -> std::result::Result<Value, String> {
+    if value.is_null() || value.is_undefined() {
+        return Ok(Value::Null);
+    }
+    if let Some(b) = value.as_bool() {
+        return Ok(Value::Bool(b));
+    }
+    if let Some(n) = value.as_f64() {
+        return Ok(Value::Number(n));
+    }
+    if let Some(s) = value.as_string() {
+        return Ok(Value::String(s));
+    }
+    if value.is_function() || value.is_bigint() || value.is_symbol() {
+        return Err(format!(" is {}, which is not JSON data", describe(value)));
+    }
+    if depth >= MAX_DEPTH {
+        return Err(format!(" is nested more than {MAX_DEPTH} levels deep (or is cyclic)"));
+    }
+    let unreadable = |e: JsValue| format!(" could not be read ({})", super::error::describe_thrown(&e));
+    if is_array(value).map_err(unreadable)? {
+        let items = array_from(value).map_err(unreadable)?;
+        let mut out = Vec::with_capacity(items.length() as usize);
+        for (i, item) in items.iter().enumerate() {
+            out.push(from_js(&item, depth + 1).map_err(|e| format!("[{i}]{e}"))?);
+        }
+        return Ok(Value::Array(out));
+    }
+    let keys = object_keys(value).map_err(unreadable)?;
+    let mut entries = Vec::with_capacity(keys.length() as usize);
+    for key in keys.iter() {
+        let name = key.as_string().unwrap_or_default();
+        let item = Reflect::get(value, &key).map_err(|e| format!(".{}{}", short_key(&name), unreadable(e)))?;
+        if item.is_undefined() {
+            continue; // as in JSON: an undefined property is absent
+        }
+        let item = from_js(&item, depth + 1).map_err(|e| format!(".{}{e}", short_key(&name)))?;
+        entries.push((name, item));
+    }
+    Ok(Value::Object(entries))
+}
+
+fn short_key(key: &str) -> String {
+    super::error::truncate(key, 40)
+}
+
+/// A JSON value to fresh JS data.
+pub fn value_to_js(value: &Value) -> JsValue {
+    match value {
+        Value::Null => JsValue::NULL,
+        Value::Bool(b) => JsValue::from_bool(*b),
+        Value::Number(n) => JsValue::from_f64(*n),
+        Value::String(s) => JsValue::from_str(s),
+        Value::Array(items) => items.iter().map(value_to_js).collect::<Array>().into(),
+        Value::Object(entries) => {
+            let obj = Object::new();
+            for (k, v) in entries {
+                set(&obj, k, &value_to_js(v));
+            }
+            obj.into()
+        }
+    }
+}
+
+/// Sets an own data property on a fresh object (`__proto__` included).
+pub fn set(obj: &Object, key: &str, value: &JsValue) {
+    if key == "__proto__" {
+        let desc = Object::new();
+        let _ = Reflect::set(&desc, &"value".into(), value);
+        for flag in ["writable", "enumerable", "configurable"] {
+            let _ = Reflect::set(&desc, &flag.into(), &JsValue::TRUE);
+        }
+        let _ = Reflect::define_property(obj, &key.into(), &desc);
+    } else {
+        let _ = Reflect::set(obj, &JsValue::from_str(key), value);
+    }
+}
+
+fn set_opt(obj: &Object, key: &str, value: Option<&str>) {
+    if let Some(v) = value {
+        set(obj, key, &JsValue::from_str(v));
+    }
+}
+
+/// `{seq, type, payload}`.
+pub fn event_to_js(event: &SessionEvent) -> JsValue {
+    let obj = Object::new();
+    set(&obj, "seq", &JsValue::from_f64(event.seq as f64));
+    set(&obj, "type", &JsValue::from_str(&event.kind));
+    set(&obj, "payload", &value_to_js(&event.payload));
+    obj.into()
+}
+
+pub fn events_to_js(events: &[SessionEvent]) -> JsValue {
+    events.iter().map(event_to_js).collect::<Array>().into()
+}
+
+/// One event from JS. `Err` is a sentence fragment after the event's name.
+pub fn event_from_js(value: &JsValue) -> std::result::Result<SessionEvent, String> {
+    if !is_objectish(value) {
+        return Err(format!(" must be an object {{seq, type, payload}}, not {}", describe(value)));
+    }
+    let field = |key: &str| {
+        Reflect::get(value, &JsValue::from_str(key))
+            .map_err(|e| format!(".{key} could not be read ({})", super::error::describe_thrown(&e)))
+    };
+    let seq = field("seq")?;
+    let seq = match seq.as_f64() {
+        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= MAX_SAFE_INTEGER => n as u64,
+        _ => return Err(format!(".seq must be an integer >= 0, not {}", describe(&seq))),
+    };
+    let kind = field("type")?;
+    let Some(kind) = kind.as_string() else {
+        return Err(format!(".type must be a string, not {}", describe(&kind)));
+    };
+    let payload = value_from_js(&field("payload")?).map_err(|e| format!(".payload{e}"))?;
+    Ok(SessionEvent { seq, kind, payload })
+}
+
+/// An array of events. `Err` is a sentence fragment after the array's name.
+pub fn events_from_js(value: &JsValue) -> std::result::Result<Vec<SessionEvent>, String> {
+    let unreadable = |e: JsValue| format!(" could not be read ({})", super::error::describe_thrown(&e));
+    if !is_array(value).map_err(unreadable)? {
+        return Err(format!(" must be an array of events, not {}", describe(value)));
+    }
+    let items = array_from(value).map_err(unreadable)?;
+    let mut out = Vec::with_capacity(items.length() as usize);
+    for (i, item) in items.iter().enumerate() {
+        out.push(event_from_js(&item).map_err(|e| format!("[{i}]{e}"))?);
+    }
+    Ok(out)
+}
+
+/// `{id, createdAt, mode, label?, name?}`.
+pub fn entry_to_js(entry: &CatalogEntry) -> JsValue {
+    let obj = Object::new();
+    set(&obj, "id", &JsValue::from_str(&entry.id));
+    set(&obj, "createdAt", &JsValue::from_f64(entry.created_at as f64));
+    set(&obj, "mode", &JsValue::from_str(entry.mode.as_str()));
+    set_opt(&obj, "label", entry.label.as_deref());
+    set_opt(&obj, "name", entry.name.as_ref().map(|n| n.as_str()));
+    obj.into()
+}
+
+/// A child row or a diagnostic row.
+pub fn row_to_js(row: &Row) -> JsValue {
+    let obj = Object::new();
+    match row {
+        Row::Child(c) => {
+            set(&obj, "kind", &"child".into());
+            set(&obj, "id", &JsValue::from_str(&c.id));
+            set(&obj, "parentId", &JsValue::from_str(&c.parent_id));
+            set(&obj, "depth", &JsValue::from_f64(c.depth.into()));
+            set(&obj, "mode", &JsValue::from_str(c.mode.as_str()));
+            set_opt(&obj, "label", c.label.as_deref());
+            set_opt(&obj, "name", c.name.as_ref().map(|n| n.as_str()));
+            set_opt(&obj, "path", c.path.as_deref());
+            set(&obj, "hasChildren", &JsValue::from_bool(c.has_children));
+        }
+        Row::Diagnostic(d) => {
+            set(&obj, "kind", &"diagnostic".into());
+            set(&obj, "id", &JsValue::from_str(&d.id));
+            set(&obj, "parentId", &JsValue::from_str(&d.parent_id));
+            set(&obj, "depth", &JsValue::from_f64(d.depth.into()));
+            set(&obj, "reason", &JsValue::from_str(d.reason.as_str()));
+        }
+    }
+    obj.into()
+}
+
+/// `{kind:'lead'} | {kind:'path', segments} | {kind:'session', id}`; a
+/// session id is the caller's own string, unchanged.
+pub fn agent_ref_to_js(parsed: &AgentRef, original: &JsValue) -> JsValue {
+    let obj = Object::new();
+    match parsed {
+        AgentRef::Lead => set(&obj, "kind", &"lead".into()),
+        AgentRef::Path(segments) => {
+            set(&obj, "kind", &"path".into());
+            let list: Array = segments.iter().map(|s| JsValue::from_str(s.as_str())).collect();
+            set(&obj, "segments", &list);
+        }
+        AgentRef::Session(_) => {
+            set(&obj, "kind", &"session".into());
+            set(&obj, "id", original);
+        }
+    }
+    obj.into()
+}

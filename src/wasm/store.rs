@@ -1,0 +1,361 @@
+//! Stores across the boundary.
+//!
+//! - [`JsStore`] adapts any JS object with `append`/`read` (and optional
+//!   `readMany`/`flush`) to the core [`Store`]. Each method is called through
+//!   a `catch` import and its result settled into a fresh native Promise, so
+//!   plain values, Promises, rejections, synchronous throws and missing
+//!   methods all come back as values, never as a trap.
+//! - [`WasmMemoryStore`] is the exported `MemoryStore` class over the core one.
+
+use super::convert::{
+    count_arg, describe, event_from_js, events_to_js, id_arg, is_objectish, option, options_arg, set, strings_arg,
+};
+use super::error::{from_thrown, invalid, settle, to_js};
+use super::signal::Link;
+use crate::error::{ErrorCode, Result, SubagentError};
+use crate::event::SessionEvent;
+use crate::exec::LocalBoxFuture;
+use crate::name::quote_truncated;
+use crate::signal::Signal;
+use crate::store::{MemoryStore, ReadQuery, ReadResult, Store};
+use js_sys::{Array, Function, Object, Promise, Reflect};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+#[wasm_bindgen]
+extern "C" {
+    /// Any object with the store methods (duck-typed).
+    #[wasm_bindgen(typescript_type = "SessionStore")]
+    pub type StoreObject;
+    #[wasm_bindgen(method, catch)]
+    fn append(this: &StoreObject, session: &str, events: &JsValue) -> std::result::Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn read(this: &StoreObject, session: &str, options: &JsValue) -> std::result::Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = readMany)]
+    fn read_many(this: &StoreObject, sessions: &JsValue, options: &JsValue) -> std::result::Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn flush(this: &StoreObject, session: &str) -> std::result::Result<JsValue, JsValue>;
+}
+
+/// Awaits a callback's outcome, whatever it returned or threw.
+async fn settled(outcome: std::result::Result<JsValue, JsValue>) -> std::result::Result<JsValue, JsValue> {
+    JsFuture::from(settle(&outcome?)).await
+}
+
+fn quote(session: &str) -> String {
+    quote_truncated(session, 100)
+}
+
+/// The JS AbortSignal to hand a store: the caller's own, or (when the call
+/// had none) a fresh controller's signal that aborts with the core signal.
+fn js_signal(signal: &Signal) -> JsValue {
+    if let Some(js) = signal.host().as_deref().and_then(|h| h.downcast_ref::<JsValue>()) {
+        return js.clone();
+    }
+    let controller = Reflect::get(&js_sys::global(), &JsValue::from_str("AbortController"))
+        .ok()
+        .and_then(|c| c.dyn_into::<Function>().ok())
+        .and_then(|ctor| Reflect::construct(&ctor, &Array::new()).ok());
+    let Some(controller) = controller else { return JsValue::UNDEFINED };
+    let js = Reflect::get(&controller, &JsValue::from_str("signal")).unwrap_or(JsValue::UNDEFINED);
+    signal.set_host(Rc::new(js.clone()));
+    signal.on_abort(move || {
+        if let Some(abort) =
+            Reflect::get(&controller, &JsValue::from_str("abort")).ok().and_then(|f| f.dyn_into::<Function>().ok())
+        {
+            let _ = abort.call0(&controller);
+        }
+    });
+    js
+}
+
+fn read_options(query: &ReadQuery, with_from_seq: bool) -> JsValue {
+    let options = Object::new();
+    if let Some(types) = &query.types {
+        let list: Array = types.iter().map(|t| JsValue::from_str(t)).collect();
+        set(&options, "types", &list);
+    }
+    if with_from_seq {
+        set(&options, "fromSeq", &JsValue::from_f64(query.from_seq as f64));
+    }
+    let signal = js_signal(&query.signal);
+    if !signal.is_undefined() {
+        set(&options, "signal", &signal);
+    }
+    options.into()
+}
+
+/// A store's answer for one session: `null`/`undefined` (no such session) or
+/// an array of events. Events of types the query does not want are skipped
+/// without decoding their payloads; a malformed wanted event is bad data.
+fn parse_read(value: &JsValue, method: &str, session: &str, query: &ReadQuery) -> ReadResult {
+    if value.is_null() || value.is_undefined() {
+        return Ok(None);
+    }
+    let not_events = || {
+        SubagentError::new(
+            ErrorCode::PersistenceUnavailable,
+            format!(
+                "{method} returned {} for session {}; expected an array of events or null",
+                describe(value),
+                quote(session)
+            ),
+        )
+    };
+    let items = match super::convert::array_arg(value, method) {
+        Ok(items) => items,
+        Err(_) => return Err(not_events()),
+    };
+    let corrupt = |detail: String| {
+        SubagentError::new(
+            ErrorCode::CorruptCatalog,
+            format!("{method} returned a malformed event for session {}: {detail}", quote(session)),
+        )
+    };
+    let mut events = Vec::with_capacity(items.length() as usize);
+    for (i, item) in items.iter().enumerate() {
+        if let Some(types) = &query.types {
+            let kind = Reflect::get(&item, &JsValue::from_str("type")).ok().and_then(|t| t.as_string());
+            if let Some(kind) = kind {
+                if !types.contains(&kind) {
+                    continue;
+                }
+            }
+        }
+        let event: SessionEvent = event_from_js(&item).map_err(|e| corrupt(format!("event [{i}]{e}")))?;
+        events.push(event);
+    }
+    Ok(Some(events))
+}
+
+/// A JS object used as a [`Store`].
+pub struct JsStore {
+    obj: StoreObject,
+    has_read_many: bool,
+}
+
+impl JsStore {
+    /// Wraps `value`, which must be an object; whether it offers `readMany`
+    /// is decided once, here.
+    pub fn new(value: &JsValue, what: &str) -> Result<JsStore> {
+        if !is_objectish(value) {
+            return Err(invalid(format!(
+                "{what} must be an object with append and read methods, not {}",
+                describe(value)
+            )));
+        }
+        let has_read_many = match Reflect::get(value, &JsValue::from_str("readMany")) {
+            Ok(f) => f.is_function(),
+            Err(e) => {
+                return Err(from_thrown(
+                    ErrorCode::PersistenceUnavailable,
+                    "store.readMany could not be looked up".into(),
+                    e,
+                ))
+            }
+        };
+        Ok(JsStore { obj: value.clone().unchecked_into(), has_read_many })
+    }
+}
+
+impl Store for JsStore {
+    fn append<'a>(&'a self, session: &'a str, events: Vec<SessionEvent>) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let outcome = self.obj.append(session, &events_to_js(&events));
+            settled(outcome).await.map_err(|e| {
+                from_thrown(
+                    ErrorCode::PersistenceUnavailable,
+                    format!("store.append failed for session {}", quote(session)),
+                    e,
+                )
+            })?;
+            Ok(())
+        })
+    }
+
+    fn read<'a>(&'a self, session: &'a str, query: &'a ReadQuery) -> LocalBoxFuture<'a, ReadResult> {
+        Box::pin(async move {
+            let outcome = self.obj.read(session, &read_options(query, true));
+            let value = settled(outcome).await.map_err(|e| {
+                from_thrown(
+                    ErrorCode::PersistenceUnavailable,
+                    format!("store.read failed for session {}", quote(session)),
+                    e,
+                )
+            })?;
+            parse_read(&value, "store.read", session, query)
+        })
+    }
+
+    fn read_many<'a>(
+        &'a self,
+        sessions: &'a [String],
+        query: &'a ReadQuery,
+    ) -> Option<LocalBoxFuture<'a, Result<Vec<ReadResult>>>> {
+        if !self.has_read_many {
+            return None;
+        }
+        Some(Box::pin(async move {
+            let ids: Array = sessions.iter().map(|s| JsValue::from_str(s)).collect();
+            let outcome = self.obj.read_many(&ids, &read_options(query, false));
+            let what = || match sessions {
+                [one] => format!("session {}", quote(one)),
+                _ => format!("{} sessions", sessions.len()),
+            };
+            let value = settled(outcome).await.map_err(|e| {
+                from_thrown(ErrorCode::PersistenceUnavailable, format!("store.readMany failed for {}", what()), e)
+            })?;
+            let items = super::convert::array_arg(&value, "store.readMany").map_err(|_| {
+                SubagentError::new(
+                    ErrorCode::PersistenceUnavailable,
+                    format!(
+                        "store.readMany returned {} for {}; expected one result per session id",
+                        describe(&value),
+                        what()
+                    ),
+                )
+            })?;
+            Ok(items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let session = sessions.get(i).map(String::as_str).unwrap_or_default();
+                    if item.is_instance_of::<js_sys::Error>() {
+                        Err(from_thrown(
+                            ErrorCode::PersistenceUnavailable,
+                            format!("store.readMany failed for session {}", quote(session)),
+                            item,
+                        ))
+                    } else {
+                        parse_read(&item, "store.readMany", session, query)
+                    }
+                })
+                .collect())
+        }))
+    }
+
+    fn flush<'a>(&'a self, session: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
+        Box::pin(async move {
+            let fail = |e| {
+                from_thrown(
+                    ErrorCode::PersistenceUnavailable,
+                    format!("store.flush failed for session {}", quote(session)),
+                    e,
+                )
+            };
+            if !Reflect::get(&self.obj, &JsValue::from_str("flush")).map_err(fail)?.is_function() {
+                return Ok(false);
+            }
+            let value = settled(self.obj.flush(session)).await.map_err(fail)?;
+            Ok(value.as_bool() == Some(true))
+        })
+    }
+}
+
+/// The query of a `MemoryStore.read`/`readMany` call from JS.
+fn query_from_options(options: Option<&JsValue>, with_from_seq: bool) -> Result<ReadQuery> {
+    let types = option(options, "types", "options")?.map(|t| strings_arg(&t, "options.types")).transpose()?;
+    let from_seq = if with_from_seq {
+        option(options, "fromSeq", "options")?.map(|n| count_arg(&n, "options.fromSeq")).transpose()?.unwrap_or(0)
+    } else {
+        0
+    };
+    Ok(ReadQuery { types, from_seq, signal: Signal::new() })
+}
+
+/// A promise settled now by a synchronous outcome.
+fn promise(outcome: Result<JsValue>) -> Promise {
+    match outcome {
+        Ok(value) => Promise::resolve(&value),
+        Err(e) => Promise::reject(&to_js(e)),
+    }
+}
+
+/// The embedded in-memory store. Appends must continue each log at its
+/// length (`APPEND_CONFLICT` otherwise); reads return `null` for a session
+/// that does not exist. Every method returns a Promise.
+#[wasm_bindgen(js_name = MemoryStore)]
+pub struct WasmMemoryStore {
+    inner: Rc<MemoryStore>,
+}
+
+impl Default for WasmMemoryStore {
+    fn default() -> Self {
+        WasmMemoryStore::new()
+    }
+}
+
+#[wasm_bindgen(js_class = MemoryStore)]
+impl WasmMemoryStore {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> WasmMemoryStore {
+        WasmMemoryStore { inner: Rc::new(MemoryStore::new()) }
+    }
+
+    /// Appends events that carry their `seq` (continuing the log at its length).
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn append(
+        &self,
+        #[wasm_bindgen(js_name = sessionId, unchecked_param_type = "string")] session_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "SessionEvent[]")] events: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise((|| {
+            let id = id_arg(&session_id, "sessionId")?;
+            let events = super::convert::events_from_js(&events).map_err(|e| invalid(format!("events{e}")))?;
+            inner.append_now(&id, events)?;
+            Ok(JsValue::UNDEFINED)
+        })())
+    }
+
+    /// A session's events (filtered by `types` and `fromSeq`), or `null` when it does not exist.
+    #[wasm_bindgen(unchecked_return_type = "Promise<SessionEvent[] | null>")]
+    pub fn read(
+        &self,
+        #[wasm_bindgen(js_name = sessionId, unchecked_param_type = "string")] session_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise((|| {
+            let id = id_arg(&session_id, "sessionId")?;
+            let options = options_arg(&options, "options")?;
+            let link = Link::from_options(options.as_ref(), "options", false)?;
+            let query = query_from_options(options.as_ref(), true)?;
+            link.check()?;
+            Ok(inner.read_now(&id, &query).map_or(JsValue::NULL, |events| events_to_js(&events)))
+        })())
+    }
+
+    /// One result per id, in order: events, or `null` for a session that does not exist.
+    #[wasm_bindgen(js_name = readMany, unchecked_return_type = "Promise<(SessionEvent[] | null)[]>")]
+    pub fn read_many(
+        &self,
+        #[wasm_bindgen(js_name = sessionIds, unchecked_param_type = "string[]")] session_ids: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ReadManyOptions")] options: JsValue,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        promise((|| {
+            let ids = strings_arg(&session_ids, "sessionIds")?;
+            let options = options_arg(&options, "options")?;
+            let link = Link::from_options(options.as_ref(), "options", false)?;
+            let query = query_from_options(options.as_ref(), false)?;
+            link.check()?;
+            let results: Array = ids
+                .iter()
+                .map(|id| inner.read_now(id, &query).map_or(JsValue::NULL, |events| events_to_js(&events)))
+                .collect();
+            Ok(results.into())
+        })())
+    }
+
+    /// The durability barrier: resolves `false` (no persistence listener takes part in memory).
+    #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
+    pub fn flush(
+        &self,
+        #[wasm_bindgen(js_name = sessionId, unchecked_param_type = "string")] session_id: JsValue,
+    ) -> Promise {
+        promise(id_arg(&session_id, "sessionId").map(|_| JsValue::FALSE))
+    }
+}
