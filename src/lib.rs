@@ -17,6 +17,7 @@
 //! | [`ports`] | what hosts implement: agent host, providers, clock, ids |
 //! | [`providers`] | the built-in `spawn` and `fork` providers |
 //! | [`result`], [`text`] | run results and the model-visible text the runtime writes |
+//! | [`tools`], [`team`] | model-facing tools and the team task board |
 //! | [`path`] | `cwd` resolution |
 //! | [`signal`], [`exec`] | cancellation and a small local executor |
 //! | [`error`] | `SubagentError` and its stable codes |
@@ -36,8 +37,10 @@ pub mod runtime;
 pub mod schema;
 pub mod signal;
 pub mod store;
+pub mod team;
 pub mod testkit;
 pub mod text;
+pub mod tools;
 
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]

@@ -48,6 +48,22 @@ pub struct Turn {
     pub first: bool,
     /// The live handle of the member (to delegate or message from tools).
     pub agent: Agent,
+    /// Identity runtime context: the member's full name and its creator's.
+    pub context: String,
+    /// Return guidance for a local child's first turn (how to report to its creator).
+    pub guidance: Option<String>,
+}
+
+impl Turn {
+    /// The input as model-ready text: each message rendered (agents' messages
+    /// framed as data), then any return guidance.
+    pub fn input_text(&self) -> Vec<String> {
+        let mut texts: Vec<String> = self.input.iter().map(crate::text::render_input).collect();
+        if let Some(guidance) = &self.guidance {
+            texts.push(guidance.clone());
+        }
+        texts
+    }
 }
 
 /// What a turn produced.

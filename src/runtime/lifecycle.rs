@@ -53,6 +53,11 @@ impl Runtime {
                     output_schema: schema.as_ref().map(|s| s.source().clone()),
                     first,
                     agent: Agent(member.clone()),
+                    context: crate::text::identity_context(&member.full_name, member.parent_name.as_deref()),
+                    guidance: match (&member.parent_name, first) {
+                        (Some(parent), true) => Some(crate::text::return_guidance(parent)),
+                        _ => None,
+                    },
                 };
                 let (runtime, member) = (self.clone(), member.clone());
                 self.spawn(Box::pin(async move { runtime.run_turn(member, turn, signal, schema).await }));

@@ -191,6 +191,16 @@ impl Runtime {
         &self.0.options
     }
 
+    pub fn store(&self) -> Rc<dyn Store> {
+        self.0.store.clone()
+    }
+
+    /// Appends one event to a live member's log (in order with the runtime's own writes).
+    pub async fn append_to(&self, agent: &Agent, kind: &str, payload: Value) -> Result<u64> {
+        self.require_live(agent, "agent")?;
+        self.append(&agent.0, vec![(kind.to_owned(), payload)]).await
+    }
+
     pub(crate) fn token(&self) -> u64 {
         let t = self.0.next_token.get();
         self.0.next_token.set(t + 1);

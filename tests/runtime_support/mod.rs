@@ -88,7 +88,13 @@ impl AgentHost for TestHost {
             let gate = state.gates.borrow().get(&turn.name).cloned();
             if let Some(gate) = gate {
                 let aborted = turn.signal.clone();
-                let opened = turn.signal.guard(async move { Ok(gate.wait().await) }).await;
+                let opened = turn
+                    .signal
+                    .guard(async move {
+                        gate.wait().await;
+                        Ok(())
+                    })
+                    .await;
                 // A step boundary: steered messages arrive here.
                 let steered = texts(&turn.steer.take());
                 state.turns.borrow_mut()[index].steered = steered;

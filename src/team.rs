@@ -1,0 +1,121 @@
+//! Team tasks: a shared task board per tree, kept as `team/task` events in
+//! the root's log. Storage keeps `ownerId` (a Session id); everything shown
+//! to a model reports the owner's full name.
+
+use crate::error::Result;
+use crate::event::SessionEvent;
+use crate::json::Value;
+
+/// The event type of task board changes.
+pub const TASK_EVENT: &str = "team/task";
+
+/// Task states.
+pub const STATUSES: &[&str] = &["open", "in-progress", "blocked", "completed"];
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Task {
+    /// `task-N`, in creation order.
+    pub id: String,
+    pub title: String,
+    pub description: Option<String>,
+    pub status: String,
+    pub owner_id: Option<String>,
+    pub result: Option<String>,
+    pub created_by: String,
+    pub updated_at: u64,
+}
+
+/// A change to the board, as stored.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct TaskChange {
+    pub task_id: String,
+    pub create: bool,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub status: Option<String>,
+    /// `Some(None)` clears the owner.
+    pub owner_id: Option<Option<String>>,
+    pub result: Option<String>,
+    pub by: String,
+    pub at: u64,
+}
+
+impl TaskChange {
+    pub fn to_payload(&self) -> Value {
+        let owner = self.owner_id.as_ref().map(|o| o.as_deref().map_or(Value::Null, Value::from));
+        Value::object([
+            ("op", Some(Value::from(if self.create { "create" } else { "update" }))),
+            ("taskId", Some(Value::from(self.task_id.as_str()))),
+            ("title", self.title.as_deref().map(Value::from)),
+            ("description", self.description.as_deref().map(Value::from)),
+            ("status", self.status.as_deref().map(Value::from)),
+            ("ownerId", owner),
+            ("result", self.result.as_deref().map(Value::from)),
+            ("by", Some(Value::from(self.by.as_str()))),
+            ("at", Some(Value::from(self.at))),
+        ])
+    }
+}
+
+/// Folds the board from the root's `team/task` events; malformed events are skipped.
+pub fn fold(events: &[SessionEvent]) -> Vec<Task> {
+    let mut tasks: Vec<Task> = Vec::new();
+    for e in events.iter().filter(|e| e.kind == TASK_EVENT) {
+        let p = &e.payload;
+        let text = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_owned);
+        let Some(task_id) = text("taskId") else { continue };
+        let at = p.get("at").and_then(Value::as_u64).unwrap_or(0);
+        match p.get("op").and_then(Value::as_str) {
+            Some("create") if !tasks.iter().any(|t| t.id == task_id) => {
+                let Some(title) = text("title") else { continue };
+                tasks.push(Task {
+                    id: task_id,
+                    title,
+                    description: text("description"),
+                    status: text("status").unwrap_or_else(|| "open".into()),
+                    owner_id: text("ownerId"),
+                    result: None,
+                    created_by: text("by").unwrap_or_default(),
+                    updated_at: at,
+                });
+            }
+            Some("update") => {
+                let Some(task) = tasks.iter_mut().find(|t| t.id == task_id) else { continue };
+                if let Some(title) = text("title") {
+                    task.title = title;
+                }
+                if let Some(d) = text("description") {
+                    task.description = Some(d);
+                }
+                if let Some(s) = text("status").filter(|s| STATUSES.contains(&s.as_str())) {
+                    task.status = s;
+                }
+                match p.get("ownerId") {
+                    Some(Value::String(o)) => task.owner_id = Some(o.clone()),
+                    Some(Value::Null) => task.owner_id = None,
+                    _ => {}
+                }
+                if let Some(r) = text("result") {
+                    task.result = Some(r);
+                }
+                task.updated_at = at;
+            }
+            _ => {}
+        }
+    }
+    tasks
+}
+
+/// The next task id.
+pub fn next_id(tasks: &[Task]) -> String {
+    format!("task-{}", tasks.len() + 1)
+}
+
+/// Checks a status string.
+pub fn check_status(status: &str) -> Result<()> {
+    if STATUSES.contains(&status) {
+        Ok(())
+    } else {
+        Err(crate::err!(InvalidArgument, "task status {status:?} must be one of {}", STATUSES.join(", ")))
+    }
+}

@@ -1,0 +1,645 @@
+//! Model-facing tools for one live member: delegation (one tool per
+//! provider), `send_message`, `interrupt_agent`, `list_agents` and the team
+//! task tools. Each tool has a JSON Schema input and a `call` that never
+//! fails: refusals come back as `is_error` results whose text states the rule,
+//! so a model can correct itself. Tools address agents by full name (`lead`,
+//! `reviewer/checker`) or Session id; names are resolved, then authorized by
+//! the runtime with the caller's exact handle.
+
+use crate::error::{ErrorCode, Result, SubagentError};
+use crate::json::Value;
+use crate::listing::Row;
+use crate::name::LEAD;
+use crate::ports::Provider;
+use crate::runtime::{ActivationSpec, Agent, Delivery, InterruptAuthority, LiveRow, Runtime};
+use crate::signal::Signal;
+use crate::store::ReadQuery;
+use crate::team::{self, TaskChange};
+use std::rc::Rc;
+
+/// A tool as handed to a model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// What a tool call returns to the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolResult {
+    pub content: String,
+    pub is_error: bool,
+    pub structured: Option<Value>,
+}
+
+impl ToolResult {
+    fn ok(content: String, structured: Value) -> ToolResult {
+        ToolResult { content, is_error: false, structured: Some(structured) }
+    }
+
+    fn error(content: String) -> ToolResult {
+        ToolResult { content, is_error: true, structured: None }
+    }
+}
+
+/// The tools of one member.
+pub struct Toolset {
+    runtime: Runtime,
+    agent: Agent,
+    specs: Vec<ToolSpec>,
+    delegates: Vec<(String, Rc<dyn Provider>)>,
+}
+
+pub const SEND_MESSAGE: &str = "send_message";
+pub const INTERRUPT_AGENT: &str = "interrupt_agent";
+pub const LIST_AGENTS: &str = "list_agents";
+pub const TASK_CREATE: &str = "task_create";
+pub const TASK_LIST: &str = "task_list";
+pub const TASK_UPDATE: &str = "task_update";
+
+impl Runtime {
+    /// The tools `agent` may use now. Delegation tools appear only while the
+    /// member may still have children (its depth is below `maxDepth`).
+    pub fn tools_for(&self, agent: &Agent) -> Result<Toolset> {
+        self.require_live(agent, "agent")?;
+        let mut specs = Vec::new();
+        let mut delegates = Vec::new();
+        if agent.depth() < self.options().max_depth {
+            for name in self.provider_names() {
+                if let Some(provider) = self.get_provider(&name) {
+                    let spec = delegate_spec(&*provider);
+                    delegates.push((spec.name.clone(), provider));
+                    specs.push(spec);
+                }
+            }
+        }
+        specs.extend([send_message_spec(), interrupt_spec(), list_agents_spec()]);
+        specs.extend(task_specs());
+        Ok(Toolset { runtime: self.clone(), agent: agent.clone(), specs, delegates })
+    }
+}
+
+impl Toolset {
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// Runs one tool call. Never fails: refusals are `is_error` results.
+    pub async fn call(&self, tool: &str, input: &Value, signal: &Signal) -> ToolResult {
+        if input.as_object().is_none() {
+            return ToolResult::error(format!("{tool} takes a JSON object of arguments, not {}", input.kind()));
+        }
+        let outcome = match tool {
+            SEND_MESSAGE => self.send_message(input, signal).await,
+            INTERRUPT_AGENT => self.interrupt(input, signal).await,
+            LIST_AGENTS => self.list_agents(input, signal).await,
+            TASK_CREATE => self.task_create(input, signal).await,
+            TASK_LIST => self.task_list(input, signal).await,
+            TASK_UPDATE => self.task_update(input, signal).await,
+            other => match self.delegates.iter().find(|(n, _)| n == other) {
+                Some((_, provider)) => self.delegate(provider.clone(), input, signal).await,
+                None => Err(crate::err!(InvalidArgument, "there is no tool named {other:?}")),
+            },
+        };
+        outcome.unwrap_or_else(|e| ToolResult::error(explain(&e)))
+    }
+
+    async fn delegate(&self, provider: Rc<dyn Provider>, input: &Value, signal: &Signal) -> Result<ToolResult> {
+        let label = required_text(input, "description")?;
+        let prompt = required_text(input, "prompt")?;
+        let mut spec = ActivationSpec::new(&provider.name(), &self.agent, &label, &prompt);
+        spec.name = optional_text(input, "name")?;
+        spec.cwd = optional_text(input, "cwd")?;
+        spec.signal = signal.clone();
+        spec.delivery = Delivery::Parent;
+        if let Some(model) = optional_text(input, "model")? {
+            spec.agent_options = Some(Value::object([("model", Some(Value::from(model)))]));
+        }
+        spec.agent_preset = optional_text(input, "preset")?;
+        let activation = self.runtime.start_activation(spec).await?;
+        let follow_up = if activation.is_external() {
+            "It cannot take messages; its result reaches you when it finishes."
+        } else {
+            "Its final report reaches you when it finishes; send it more with send_message."
+        };
+        Ok(ToolResult::ok(
+            format!("Started agent {} (Session id {}). {follow_up}", activation.name, activation.child_id),
+            Value::object([
+                ("kind", Some(Value::from("activation"))),
+                ("subagentId", Some(Value::from(activation.child_id.as_str()))),
+                ("name", Some(Value::from(activation.name.as_str()))),
+            ]),
+        ))
+    }
+
+    async fn send_message(&self, input: &Value, signal: &Signal) -> Result<ToolResult> {
+        let agent = required_text(input, "agent")?;
+        let message = required_text(input, "message")?;
+        let target = self.resolve(&agent, signal).await?;
+        let id = self.runtime.send_message(&self.agent, &target.id, Value::from(message), signal).await;
+        let id = id.map_err(|e| self.with_suggestions(e, &agent, &target.rows))?;
+        Ok(ToolResult::ok(
+            format!("Message delivered to {}.", target.name),
+            Value::object([
+                ("messageId", Some(Value::from(id))),
+                ("agent", Some(Value::from(target.name.as_str()))),
+                ("subagentId", Some(Value::from(target.id.as_str()))),
+            ]),
+        ))
+    }
+
+    async fn interrupt(&self, input: &Value, signal: &Signal) -> Result<ToolResult> {
+        let agent = required_text(input, "agent")?;
+        let target = self.resolve(&agent, signal).await?;
+        self.runtime.interrupt(&target.id, InterruptAuthority::Ancestor(&self.agent))?;
+        Ok(ToolResult::ok(
+            format!("Interrupted {}. Its pending messages wait until it is messaged again.", target.name),
+            Value::object([
+                ("agent", Some(Value::from(target.name.as_str()))),
+                ("subagentId", Some(Value::from(target.id.as_str()))),
+            ]),
+        ))
+    }
+
+    async fn list_agents(&self, input: &Value, signal: &Signal) -> Result<ToolResult> {
+        let scope = optional_text(input, "scope")?.unwrap_or_else(|| "children".into());
+        let descendants = match scope.as_str() {
+            "children" => false,
+            "descendants" => true,
+            other => {
+                return Err(crate::err!(InvalidArgument, "scope {other:?} must be \"children\" or \"descendants\""))
+            }
+        };
+        let rows = self.runtime.list_descendants(self.agent.session_id(), signal).await?;
+        let mut lines = Vec::new();
+        let mut out = Vec::new();
+        for live in rows.iter().filter(|r| descendants || r.row.depth() == 1) {
+            let (name, parent) = (self.full_name(&live.row), self.parent_name(&live.row, &rows));
+            let (status, description, diagnostic) = match &live.row {
+                Row::Child(c) => {
+                    (if live.running { "running" } else { "inactive" }, c.label.clone().unwrap_or_default(), None)
+                }
+                Row::Diagnostic(d) => ("unavailable", String::new(), Some(d.reason.as_str())),
+            };
+            let indent = if descendants { "  ".repeat(live.row.depth() as usize - 1) } else { String::new() };
+            let detail = match diagnostic {
+                Some(reason) => format!("cannot be shown ({reason})"),
+                None if description.is_empty() => status.to_owned(),
+                None => format!("{status}: {description}"),
+            };
+            lines.push(format!("{indent}- {name} ({detail})"));
+            let mut row = vec![
+                ("name", Some(Value::from(name.as_str()))),
+                ("status", Some(Value::from(status))),
+                ("description", Some(Value::from(description))),
+                ("sessionId", Some(Value::from(live.row.id()))),
+            ];
+            if descendants {
+                row.push(("parent", Some(Value::from(parent))));
+                row.push(("depth", Some(Value::from(live.row.depth() as u64))));
+            }
+            row.push(("diagnostic", diagnostic.map(Value::from)));
+            out.push(Value::object(row));
+        }
+        let whose = if descendants { "descendants" } else { "children" };
+        let header = match out.len() {
+            0 => format!("{} has no {whose}.", self.agent.name()),
+            n => format!(
+                "{n} {whose} of {} (running = working now, inactive = idle or finished; neither says whether its task is done):",
+                self.agent.name()
+            ),
+        };
+        let content = std::iter::once(header).chain(lines).collect::<Vec<_>>().join("\n");
+        Ok(ToolResult::ok(content, Value::object([("agents", Some(Value::Array(out)))])))
+    }
+
+    async fn task_create(&self, input: &Value, signal: &Signal) -> Result<ToolResult> {
+        let title = required_text(input, "title")?;
+        let description = optional_text(input, "description")?;
+        let owner = match optional_text(input, "owner")? {
+            Some(owner) => Some(self.resolve_member(&owner, signal).await?),
+            None => None,
+        };
+        let root = self.runtime.root_of(&self.agent)?;
+        let tasks = self.board(signal).await?;
+        let change = TaskChange {
+            task_id: team::next_id(&tasks),
+            create: true,
+            title: Some(title),
+            description,
+            status: Some("open".into()),
+            owner_id: Some(owner.as_ref().map(|o| o.id.clone())),
+            by: self.agent.session_id().to_owned(),
+            at: self.runtime.now(),
+            ..TaskChange::default()
+        };
+        self.runtime.append_to(&root, team::TASK_EVENT, change.to_payload()).await?;
+        self.show_task(&change.task_id, "Created", signal).await
+    }
+
+    async fn task_list(&self, input: &Value, signal: &Signal) -> Result<ToolResult> {
+        let owner = match optional_text(input, "owner")? {
+            Some(owner) => Some(self.resolve_member(&owner, signal).await?.id),
+            None => None,
+        };
+        let status = optional_text(input, "status")?;
+        if let Some(s) = &status {
+            team::check_status(s)?;
+        }
+        let tasks = self.board(signal).await?;
+        let names = self.names(signal).await?;
+        let shown: Vec<&team::Task> = tasks
+            .iter()
+            .filter(|t| owner.is_none() || t.owner_id == owner)
+            .filter(|t| status.as_ref().is_none_or(|s| &t.status == s))
+            .collect();
+        let mut lines = vec![match shown.len() {
+            0 => "No tasks match.".to_owned(),
+            n => format!("{n} task(s):"),
+        }];
+        lines.extend(shown.iter().map(|t| task_line(t, &names)));
+        let rows = shown.iter().map(|t| task_value(t, &names)).collect();
+        Ok(ToolResult::ok(lines.join("\n"), Value::object([("tasks", Some(Value::Array(rows)))])))
+    }
+
+    async fn task_update(&self, input: &Value, signal: &Signal) -> Result<ToolResult> {
+        let task_id = required_text(input, "task")?;
+        let status = optional_text(input, "status")?;
+        if let Some(s) = &status {
+            team::check_status(s)?;
+        }
+        let owner = match optional_text(input, "owner")? {
+            Some(owner) => Some(Some(self.resolve_member(&owner, signal).await?.id)),
+            None => None,
+        };
+        let tasks = self.board(signal).await?;
+        if !tasks.iter().any(|t| t.id == task_id) {
+            let known: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+            return Err(crate::err!(
+                InvalidArgument,
+                "there is no task {task_id:?}; known tasks: {}",
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            ));
+        }
+        let change = TaskChange {
+            task_id: task_id.clone(),
+            status,
+            owner_id: owner,
+            result: optional_text(input, "result")?,
+            title: optional_text(input, "title")?,
+            by: self.agent.session_id().to_owned(),
+            at: self.runtime.now(),
+            ..TaskChange::default()
+        };
+        let root = self.runtime.root_of(&self.agent)?;
+        self.runtime.append_to(&root, team::TASK_EVENT, change.to_payload()).await?;
+        self.show_task(&task_id, "Updated", signal).await
+    }
+
+    async fn show_task(&self, task_id: &str, verb: &str, signal: &Signal) -> Result<ToolResult> {
+        let tasks = self.board(signal).await?;
+        let names = self.names(signal).await?;
+        let task = tasks
+            .iter()
+            .find(|t| t.id == task_id)
+            .ok_or_else(|| crate::err!(InvalidArgument, "task {task_id:?} vanished"))?;
+        Ok(ToolResult::ok(
+            format!("{verb} {}", task_line(task, &names).trim_start_matches("- ")),
+            task_value(task, &names),
+        ))
+    }
+
+    async fn board(&self, signal: &Signal) -> Result<Vec<team::Task>> {
+        let root = self.agent.root_id().to_owned();
+        let query = ReadQuery::types(&[team::TASK_EVENT], signal);
+        let events = signal.guard(self.runtime.store().read(&root, &query)).await?.unwrap_or_default();
+        Ok(team::fold(&events))
+    }
+
+    /// Every member's id and full name, for showing owners.
+    async fn names(&self, signal: &Signal) -> Result<Vec<(String, String)>> {
+        let root = self.agent.root_id();
+        let rows = self.runtime.list_descendants(root, signal).await?;
+        let mut names = vec![(root.to_owned(), LEAD.to_owned())];
+        names.extend(rows.iter().filter_map(|r| match &r.row {
+            Row::Child(c) => Some((c.id.clone(), c.path.clone().unwrap_or_else(|| c.id.clone()))),
+            Row::Diagnostic(_) => None,
+        }));
+        Ok(names)
+    }
+
+    /// Resolves a reference to a member of the caller's tree (`lead` included).
+    async fn resolve_member(&self, text: &str, signal: &Signal) -> Result<Resolved> {
+        let target = self.resolve(text, signal).await?;
+        let known = target.id == self.agent.root_id() || target.rows.iter().any(|r| r.row.id() == target.id);
+        if known {
+            Ok(target)
+        } else {
+            Err(self.with_suggestions(crate::listing::unknown_agent(text), text, &target.rows))
+        }
+    }
+
+    async fn resolve(&self, text: &str, signal: &Signal) -> Result<Resolved> {
+        let root = self.agent.root_id().to_owned();
+        let rows = self.runtime.list_descendants(&root, signal).await?;
+        let id = match self.runtime.resolve_name(&self.agent, text, signal).await {
+            Ok(id) => id,
+            Err(e) => return Err(self.with_suggestions(e, text, &rows)),
+        };
+        let name = if id == root {
+            LEAD.to_owned()
+        } else {
+            rows.iter()
+                .find_map(|r| match &r.row {
+                    Row::Child(c) if c.id == id => Some(c.path.clone().unwrap_or_else(|| c.id.clone())),
+                    _ => None,
+                })
+                .unwrap_or_else(|| id.clone())
+        };
+        Ok(Resolved { id, name, rows })
+    }
+
+    /// Adds "did you mean" to an unknown or foreign reference.
+    fn with_suggestions(&self, mut e: SubagentError, text: &str, rows: &[LiveRow]) -> SubagentError {
+        if !matches!(e.code, ErrorCode::UnknownAgent | ErrorCode::Unauthorized) {
+            return e;
+        }
+        let mut names: Vec<String> = vec![LEAD.to_owned()];
+        names.extend(rows.iter().filter_map(|r| match &r.row {
+            Row::Child(c) => c.path.clone(),
+            Row::Diagnostic(_) => None,
+        }));
+        let close = closest(text, &names);
+        if !close.is_empty() {
+            let list: Vec<String> = close.iter().map(|n| format!("`{n}`")).collect();
+            e.message = format!("{}; did you mean {}?", e.message, list.join(" or "));
+        }
+        e
+    }
+
+    fn full_name(&self, row: &Row) -> String {
+        let path = match row {
+            Row::Child(c) => c.path.clone(),
+            Row::Diagnostic(_) => None,
+        };
+        match (&self.agent_path(), path) {
+            (Some(base), Some(rel)) if base.is_empty() => rel,
+            (Some(base), Some(rel)) => format!("{base}/{rel}"),
+            _ => row.id().to_owned(),
+        }
+    }
+
+    fn parent_name(&self, row: &Row, rows: &[LiveRow]) -> String {
+        if row.parent_id() == self.agent.session_id() {
+            return self.agent.name().to_owned();
+        }
+        rows.iter()
+            .find(|r| r.row.id() == row.parent_id())
+            .map_or_else(|| row.parent_id().to_owned(), |r| self.full_name(&r.row))
+    }
+
+    /// The caller's path from the root (`""` for the root), when it is named all the way.
+    fn agent_path(&self) -> Option<String> {
+        if self.agent.parent_id().is_none() {
+            Some(String::new())
+        } else if self.agent.name() == self.agent.session_id() {
+            None
+        } else {
+            Some(self.agent.name().to_owned())
+        }
+    }
+}
+
+struct Resolved {
+    id: String,
+    name: String,
+    rows: Vec<LiveRow>,
+}
+
+/// A sentence for the model: the error, plus how to fix naming mistakes.
+fn explain(e: &SubagentError) -> String {
+    match e.code {
+        ErrorCode::InvalidName => {
+            format!("{}. Pick another name, or omit name to get the first free agent-N.", e.message)
+        }
+        ErrorCode::DuplicateName => {
+            format!("{}. Pick another name, or omit name to get the first free agent-N.", e.message)
+        }
+        _ => e.message.clone(),
+    }
+}
+
+fn required_text(input: &Value, key: &str) -> Result<String> {
+    match input.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+        Some(Value::String(_)) => Err(crate::err!(InvalidArgument, "{key} must not be empty")),
+        Some(other) => Err(crate::err!(InvalidArgument, "{key} must be a string, not {}", other.kind())),
+        None => Err(crate::err!(InvalidArgument, "{key} is required")),
+    }
+}
+
+fn optional_text(input: &Value, key: &str) -> Result<Option<String>> {
+    match input.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(crate::err!(InvalidArgument, "{key} must be a string, not {}", other.kind())),
+    }
+}
+
+fn owner_name(owner: &Option<String>, names: &[(String, String)]) -> Option<String> {
+    owner.as_ref().map(|id| names.iter().find(|(i, _)| i == id).map_or_else(|| id.clone(), |(_, n)| n.clone()))
+}
+
+fn task_line(t: &team::Task, names: &[(String, String)]) -> String {
+    let owner = owner_name(&t.owner_id, names).map_or_else(|| "unassigned".to_owned(), |n| format!("owner {n}"));
+    let result = t.result.as_ref().map_or_else(String::new, |r| format!(" — result: {r}"));
+    format!("- {} [{}] {} ({owner}){result}", t.id, t.status, t.title)
+}
+
+fn task_value(t: &team::Task, names: &[(String, String)]) -> Value {
+    Value::object([
+        ("id", Some(Value::from(t.id.as_str()))),
+        ("title", Some(Value::from(t.title.as_str()))),
+        ("status", Some(Value::from(t.status.as_str()))),
+        ("owner", Some(owner_name(&t.owner_id, names).map_or(Value::Null, Value::from))),
+        ("description", t.description.as_deref().map(Value::from)),
+        ("result", t.result.as_deref().map(Value::from)),
+    ])
+}
+
+/// Up to three names closest to `text` (by edit distance, or sharing its last segment).
+pub fn closest(text: &str, names: &[String]) -> Vec<String> {
+    let last = text.rsplit('/').next().unwrap_or(text);
+    let mut scored: Vec<(usize, &String)> = names
+        .iter()
+        .filter_map(|n| {
+            let d = edit_distance(text, n);
+            let same_leaf = n.rsplit('/').next() == Some(last);
+            let limit = (text.chars().count() / 3).max(2);
+            (same_leaf || d <= limit).then_some((if same_leaf { 0 } else { d }, n))
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, n)| n.clone()).collect()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().take(256).enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+// ---- schemas ---------------------------------------------------------------------
+
+fn prop(kind: &str, description: &str) -> Option<Value> {
+    Some(Value::object([("type", Some(Value::from(kind))), ("description", Some(Value::from(description)))]))
+}
+
+fn object_schema(properties: Vec<(&str, Option<Value>)>, required: &[&str]) -> Value {
+    Value::object([
+        ("type", Some(Value::from("object"))),
+        ("properties", Some(Value::object(properties))),
+        ("required", Some(Value::Array(required.iter().map(|r| Value::from(*r)).collect()))),
+        ("additionalProperties", Some(Value::Bool(false))),
+    ])
+}
+
+const AGENT_REF: &str =
+    "The agent's full name, such as \"reviewer/checker\" (\"lead\" is the root), or its Session id.";
+
+/// The delegation tool of one provider: truthful about context and follow-ups.
+pub fn delegate_spec(provider: &dyn Provider) -> ToolSpec {
+    let pname = provider.name();
+    let tool: String = match pname.as_str() {
+        crate::providers::SPAWN => "spawn_agent".into(),
+        crate::providers::FORK => "fork_agent".into(),
+        other => {
+            let clean: String =
+                other.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).take(40).collect();
+            format!("{clean}_agent")
+        }
+    };
+    let context = if provider.inherits_parent_context() {
+        "The new agent starts with a copy of this conversation so far (a fork), so the prompt can refer to it."
+    } else {
+        "The new agent starts with a fresh context and does not see this conversation: put everything it needs in the prompt."
+    };
+    let follow_up = if provider.prepares_continuable() {
+        "It runs in parallel; its final report reaches you when it finishes, and you can message it later with send_message.".to_owned()
+    } else {
+        format!("It runs on {pname}, an external runner; its result reaches you when it finishes, and it cannot be messaged later.")
+    };
+    let description = format!(
+        "Start a named subagent to work on a task in parallel. {context} {follow_up} Returns {{kind, subagentId, name}}."
+    );
+    let caps = provider.capabilities();
+    let mut props = vec![
+        ("description", prop("string", "A short label for the task (3-8 words), shown in agent listings.")),
+        ("prompt", prop("string", "The task, with everything the agent needs to do it.")),
+        (
+            "name",
+            Some(Value::object([
+                ("type", Some(Value::from("string"))),
+                ("pattern", Some(Value::from("^[a-z][a-z0-9-]{0,31}$"))),
+                (
+                    "description",
+                    Some(Value::from(
+                        "Optional name, unique among your children: 1-32 lower-case letters, digits or hyphens starting with a letter, not \"lead\". Omit it to get the first free agent-N.",
+                    )),
+                ),
+            ])),
+        ),
+        ("cwd", prop("string", "Optional working directory; a relative path resolves against yours.")),
+    ];
+    if caps.agent_options {
+        props.push(("model", prop("string", "Optional model for the new agent.")));
+    }
+    if caps.agent_preset && !provider.inherits_parent_context() {
+        props.push(("preset", prop("string", "Optional preset id for the new agent.")));
+    }
+    ToolSpec { name: tool, description, input_schema: object_schema(props, &["description", "prompt"]) }
+}
+
+fn send_message_spec() -> ToolSpec {
+    ToolSpec {
+        name: SEND_MESSAGE.into(),
+        description: "Send a message to another agent in your tree, by full name. A running agent sees it at its next step; an idle or finished one wakes up to handle it. External runs cannot be messaged.".into(),
+        input_schema: object_schema(vec![("agent", prop("string", AGENT_REF)), ("message", prop("string", "What to tell the agent."))], &["agent", "message"]),
+    }
+}
+
+fn interrupt_spec() -> ToolSpec {
+    ToolSpec {
+        name: INTERRUPT_AGENT.into(),
+        description: "Stop the current work of one of your descendants. Its queued messages wait until someone messages it again; its own children keep running.".into(),
+        input_schema: object_schema(vec![("agent", prop("string", AGENT_REF))], &["agent"]),
+    }
+}
+
+fn list_agents_spec() -> ToolSpec {
+    ToolSpec {
+        name: LIST_AGENTS.into(),
+        description: "List your children (or all your descendants) with their full names, status (running or inactive: it does not say whether a task is done) and task descriptions.".into(),
+        input_schema: object_schema(
+            vec![(
+                "scope",
+                Some(Value::object([
+                    ("type", Some(Value::from("string"))),
+                    ("enum", Some(Value::Array(vec![Value::from("children"), Value::from("descendants")]))),
+                    ("description", Some(Value::from("children (default) or descendants"))),
+                ])),
+            )],
+            &[],
+        ),
+    }
+}
+
+fn task_specs() -> Vec<ToolSpec> {
+    let status = Some(Value::object([
+        ("type", Some(Value::from("string"))),
+        ("enum", Some(Value::Array(team::STATUSES.iter().map(|s| Value::from(*s)).collect()))),
+    ]));
+    let owner = prop("string", "The owner's full name (\"lead\" for the root).");
+    vec![
+        ToolSpec {
+            name: TASK_CREATE.into(),
+            description: "Add a task to your tree's shared task board, optionally assigned to an agent by full name.".into(),
+            input_schema: object_schema(
+                vec![("title", prop("string", "The task.")), ("description", prop("string", "Details.")), ("owner", owner.clone())],
+                &["title"],
+            ),
+        },
+        ToolSpec {
+            name: TASK_LIST.into(),
+            description: "List the shared task board, optionally only one owner's tasks or one status.".into(),
+            input_schema: object_schema(vec![("owner", owner.clone()), ("status", status.clone())], &[]),
+        },
+        ToolSpec {
+            name: TASK_UPDATE.into(),
+            description: "Update a task: change its status (completed, with a result), assign it to an agent by full name, or retitle it.".into(),
+            input_schema: object_schema(
+                vec![
+                    ("task", prop("string", "The task id, such as task-1.")),
+                    ("status", status),
+                    ("owner", owner),
+                    ("result", prop("string", "What came of it.")),
+                    ("title", prop("string", "A new title.")),
+                ],
+                &["task"],
+            ),
+        },
+    ]
+}
