@@ -188,7 +188,7 @@ fn from_js(value: &JsValue, depth: usize) -> std::result::Result<Value, String> 
         let items = array_from(value).map_err(unreadable)?;
         let mut out = Vec::with_capacity(items.length() as usize);
         for (i, item) in items.iter().enumerate() {
-            out.push(from_js(&item, depth + 1).map_err(|e| format!("[{i}]{e}"))?);
+            out.push(from_js(&item, depth + 1).map_err(|e| prepend(depth, format!("[{i}]"), e))?);
         }
         return Ok(Value::Array(out));
     }
@@ -196,14 +196,28 @@ fn from_js(value: &JsValue, depth: usize) -> std::result::Result<Value, String> 
     let mut entries = Vec::with_capacity(keys.length() as usize);
     for key in keys.iter() {
         let name = key.as_string().unwrap_or_default();
-        let item = Reflect::get(value, &key).map_err(|e| format!(".{}{}", short_key(&name), unreadable(e)))?;
+        let item =
+            Reflect::get(value, &key).map_err(|e| prepend(depth, format!(".{}", short_key(&name)), unreadable(e)))?;
         if item.is_undefined() {
             continue; // as in JSON: an undefined property is absent
         }
-        let item = from_js(&item, depth + 1).map_err(|e| format!(".{}{e}", short_key(&name)))?;
+        let item = from_js(&item, depth + 1).map_err(|e| prepend(depth, format!(".{}", short_key(&name)), e))?;
         entries.push((name, item));
     }
     Ok(Value::Object(entries))
+}
+
+/// Prefixes a path segment to an error fragment, eliding segments below the
+/// eighth level so a deep or cyclic value gives a short sentence.
+fn prepend(depth: usize, segment: String, fragment: String) -> String {
+    const SHOWN: usize = 8;
+    if depth < SHOWN {
+        segment + &fragment
+    } else if fragment.starts_with('…') {
+        fragment
+    } else {
+        format!("…{fragment}")
+    }
 }
 
 fn short_key(key: &str) -> String {

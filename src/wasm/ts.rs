@@ -5,7 +5,10 @@
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
-pub const TYPES: &'static str = r#"
+const TYPES_SECTION: &'static str = TYPES;
+
+/// The TypeScript text (public so a test checks every error code is in it).
+pub const TYPES: &str = r#"
 /** Every code a `SubagentError` can carry. */
 export type SubagentErrorCode =
   | "NO_PROVIDER"
