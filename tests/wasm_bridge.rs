@@ -118,6 +118,11 @@ extern "C" {
     fn wrap_memory(ms: &JsValue) -> JsValue;
 }
 
+/// An options argument of any of the bridge's option types.
+fn o<T: JsCast>(v: JsValue) -> Option<T> {
+    Some(v.unchecked_into())
+}
+
 fn get(o: &JsValue, k: &str) -> JsValue {
     Reflect::get(o, &k.into()).unwrap()
 }
@@ -160,7 +165,7 @@ async fn settle(p: Promise) -> Result<JsValue, JsValue> {
 }
 
 async fn list(store: &JsValue, root: &str, options: JsValue) -> Result<JsValue, JsValue> {
-    settle(api::list_descendants(store.clone(), root.into(), options)).await
+    settle(api::list_descendants(store.clone(), root.into(), o(options))).await
 }
 
 fn ids(rows: &JsValue) -> Vec<String> {
@@ -241,19 +246,20 @@ fn catalog_payloads_and_projection() {
         cat(2, "b", JsValue::UNDEFINED),
         cat(3, "b", JsValue::UNDEFINED),
     ]);
-    let all = api::project_catalog(events.clone(), JsValue::UNDEFINED).unwrap();
+    let all = api::project_catalog(events.clone(), None).unwrap();
     assert_eq!(ids(&all), ["inherited", "b", "b"]);
-    let own = api::project_catalog(events.clone(), opts(&[("inheritedEventCount", JsValue::from_f64(1.0))])).unwrap();
+    let own =
+        api::project_catalog(events.clone(), o(opts(&[("inheritedEventCount", JsValue::from_f64(1.0))]))).unwrap();
     assert_eq!(ids(&own), ["b", "b"]);
     for bad in [JsValue::from_f64(-1.0), JsValue::from_f64(1.5), "1".into()] {
-        let err = api::project_catalog(events.clone(), opts(&[("inheritedEventCount", bad)])).unwrap_err();
+        let err = api::project_catalog(events.clone(), o(opts(&[("inheritedEventCount", bad)]))).unwrap_err();
         assert_coded(&err, ErrorCode::InvalidArgument);
     }
-    assert_coded(&api::project_catalog("x".into(), JsValue::UNDEFINED).unwrap_err(), ErrorCode::InvalidArgument);
+    assert_coded(&api::project_catalog("x".into(), None).unwrap_err(), ErrorCode::InvalidArgument);
     let bad_event = arr(vec![ev(0, "x", JsValue::NULL), opts(&[("seq", JsValue::from_f64(-1.0))])]);
-    assert_coded(&api::project_catalog(bad_event, JsValue::UNDEFINED).unwrap_err(), ErrorCode::InvalidArgument);
+    assert_coded(&api::project_catalog(bad_event, None).unwrap_err(), ErrorCode::InvalidArgument);
     let corrupt = arr(vec![ev(0, "subagent/catalog", opts(&[("version", JsValue::from_f64(9.0))]))]);
-    assert_coded(&api::project_catalog(corrupt, JsValue::UNDEFINED).unwrap_err(), ErrorCode::CorruptCatalog);
+    assert_coded(&api::project_catalog(corrupt, None).unwrap_err(), ErrorCode::CorruptCatalog);
 }
 
 #[wasm_bindgen_test]
@@ -353,7 +359,7 @@ async fn bad_arguments_reject_with_invalid_argument() {
         (good.clone(), "root".into(), throwing_getter("signal")),
         (good.clone(), "root".into(), hostile_proxy()),
     ] {
-        let err = settle(api::list_descendants(s, root, options)).await.unwrap_err();
+        let err = settle(api::list_descendants(s, root, o(options))).await.unwrap_err();
         assert_coded(&err, ErrorCode::InvalidArgument);
     }
     // A Proxy store whose every trap throws: readMany cannot even be looked up.
@@ -387,7 +393,7 @@ async fn abort_rejects_with_cancelled_and_the_reason_as_cause() {
     // resolveName too.
     let c = controller();
     abort_later(&c, &JsValue::UNDEFINED, 5);
-    let p = api::resolve_name(never, "root".into(), "a/b".into(), opts(&[("signal", get(&c, "signal"))]));
+    let p = api::resolve_name(never, "root".into(), "a/b".into(), o(opts(&[("signal", get(&c, "signal"))])));
     let err = settle(p).await.unwrap_err();
     assert_coded(&err, ErrorCode::Cancelled);
     assert!(is_error(&get(&err, "cause")), "the default reason is an AbortError");
@@ -396,17 +402,16 @@ async fn abort_rejects_with_cancelled_and_the_reason_as_cause() {
 #[wasm_bindgen_test]
 async fn resolve_name_reads_only_the_path() {
     let s = store(&tree(), "sync", true);
-    let id = settle(api::resolve_name(s.clone(), "root".into(), "a/a2".into(), JsValue::UNDEFINED)).await.unwrap();
+    let id = settle(api::resolve_name(s.clone(), "root".into(), "a/a2".into(), None)).await.unwrap();
     assert_eq!(id.as_string().as_deref(), Some("a2"));
     assert_eq!(json(&get(&get(&s, "calls"), "read")), r#"["root","a"]"#);
-    let lead = settle(api::resolve_name(s.clone(), "root".into(), "lead".into(), JsValue::UNDEFINED)).await.unwrap();
+    let lead = settle(api::resolve_name(s.clone(), "root".into(), "lead".into(), None)).await.unwrap();
     assert_eq!(lead.as_string().as_deref(), Some("root"));
-    let other = settle(api::resolve_name(s.clone(), "root".into(), "X-1".into(), JsValue::UNDEFINED)).await.unwrap();
+    let other = settle(api::resolve_name(s.clone(), "root".into(), "X-1".into(), None)).await.unwrap();
     assert_eq!(other.as_string().as_deref(), Some("X-1"));
-    let err = settle(api::resolve_name(s.clone(), "root".into(), "a/zz".into(), JsValue::UNDEFINED)).await.unwrap_err();
+    let err = settle(api::resolve_name(s.clone(), "root".into(), "a/zz".into(), None)).await.unwrap_err();
     assert_coded(&err, ErrorCode::UnknownAgent);
-    let err =
-        settle(api::resolve_name(s, "root".into(), JsValue::from_f64(7.0), JsValue::UNDEFINED)).await.unwrap_err();
+    let err = settle(api::resolve_name(s, "root".into(), JsValue::from_f64(7.0), None)).await.unwrap_err();
     assert_coded(&err, ErrorCode::InvalidArgument);
 }
 
@@ -423,12 +428,12 @@ async fn memory_store_contract_and_concurrency() {
     assert_coded(&err, ErrorCode::AppendConflict);
     let err = settle(ms.append("root".into(), "nope".into())).await.unwrap_err();
     assert_coded(&err, ErrorCode::InvalidArgument);
-    assert!(settle(ms.read("nobody".into(), JsValue::UNDEFINED)).await.unwrap().is_null());
-    let filtered = settle(ms.read("a".into(), opts(&[("types", arr(vec!["note".into()]))]))).await.unwrap();
+    assert!(settle(ms.read("nobody".into(), None)).await.unwrap().is_null());
+    let filtered = settle(ms.read("a".into(), o(opts(&[("types", arr(vec!["note".into()]))])))).await.unwrap();
     assert_eq!(json(&filtered), r#"[{"seq":0,"type":"note","payload":null}]"#);
-    let from = settle(ms.read("a".into(), opts(&[("fromSeq", JsValue::from_f64(1.0))]))).await.unwrap();
+    let from = settle(ms.read("a".into(), o(opts(&[("fromSeq", JsValue::from_f64(1.0))])))).await.unwrap();
     assert_eq!(Array::from(&from).length(), 1);
-    let many = settle(ms.read_many(arr(vec!["a".into(), "zz".into()]), JsValue::UNDEFINED)).await.unwrap();
+    let many = settle(ms.read_many(arr(vec!["a".into(), "zz".into()]), None)).await.unwrap();
     assert_eq!(Array::from(&many).length(), 2);
     assert!(Array::from(&many).get(1).is_null());
     assert_eq!(settle(ms.flush("a".into())).await.unwrap().as_bool(), Some(false));
@@ -437,9 +442,9 @@ async fn memory_store_contract_and_concurrency() {
     // wrapper), and the exported class used directly as a store, while a write lands.
     let ms_js: JsValue = ms.into();
     let wrapped = wrap_memory(&ms_js);
-    let p1 = api::list_descendants(wrapped.clone(), "root".into(), JsValue::UNDEFINED);
-    let p2 = api::list_descendants(wrapped.clone(), "root".into(), JsValue::UNDEFINED);
-    let p3 = api::list_descendants(ms_js.clone(), "root".into(), JsValue::UNDEFINED);
+    let p1 = api::list_descendants(wrapped.clone(), "root".into(), None);
+    let p2 = api::list_descendants(wrapped.clone(), "root".into(), None);
+    let p3 = api::list_descendants(ms_js.clone(), "root".into(), None);
     let append: Function = get(&ms_js, "append").unchecked_into();
     let write = append.call2(&ms_js, &"b".into(), &arr(vec![ev(0, "note", JsValue::NULL)])).unwrap();
     let all = settle(Promise::all(&arr(vec![p1.into(), p2.into(), p3.into(), write]))).await.unwrap();

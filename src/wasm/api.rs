@@ -90,11 +90,11 @@ pub fn decode_catalog_payload(#[wasm_bindgen(unchecked_param_type = "unknown")] 
 #[wasm_bindgen(js_name = projectCatalog, unchecked_return_type = "CatalogEntry[]")]
 pub fn project_catalog(
     #[wasm_bindgen(unchecked_param_type = "SessionEvent[]")] events: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "ProjectCatalogOptions")] options: JsValue,
+    options: Option<super::ts::ProjectCatalogOptionsArg>,
 ) -> JsResult<JsValue> {
     throw((|| {
         let events = events_from_js(&events).map_err(|e| invalid(format!("events{e}")))?;
-        let options = options_arg(&options, "options")?;
+        let options = options_arg(&super::ts::opt(options), "options")?;
         let inherited = option(options.as_ref(), "inheritedEventCount", "options")?
             .map(|n| count_arg(&n, "options.inheritedEventCount"))
             .transpose()?
@@ -119,9 +119,9 @@ fn prepare(store: &JsValue, root: &JsValue, options: &JsValue) -> Result<(JsStor
 pub fn list_descendants(
     #[wasm_bindgen(unchecked_param_type = "SessionStore")] store: JsValue,
     #[wasm_bindgen(js_name = rootSessionId, unchecked_param_type = "string")] root_session_id: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "CallOptions")] options: JsValue,
+    options: Option<super::ts::CallOptionsArg>,
 ) -> Promise {
-    let (store, root, link) = match prepare(&store, &root_session_id, &options) {
+    let (store, root, link) = match prepare(&store, &root_session_id, &super::ts::opt(options)) {
         Ok(prepared) => prepared,
         Err(e) => return Promise::reject(&to_js(e)),
     };
@@ -139,10 +139,10 @@ pub fn resolve_name(
     #[wasm_bindgen(unchecked_param_type = "SessionStore")] store: JsValue,
     #[wasm_bindgen(js_name = rootSessionId, unchecked_param_type = "string")] root_session_id: JsValue,
     #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "CallOptions")] options: JsValue,
+    options: Option<super::ts::CallOptionsArg>,
 ) -> Promise {
-    let prepared =
-        prepare(&store, &root_session_id, &options).and_then(|p| string_arg(&text, "agent reference").map(|t| (p, t)));
+    let prepared = prepare(&store, &root_session_id, &super::ts::opt(options))
+        .and_then(|p| string_arg(&text, "agent reference").map(|t| (p, t)));
     let ((store, root, link), text_string) = match prepared {
         Ok(prepared) => prepared,
         Err(e) => return Promise::reject(&to_js(e)),

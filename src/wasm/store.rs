@@ -315,12 +315,12 @@ impl WasmMemoryStore {
     pub fn read(
         &self,
         #[wasm_bindgen(js_name = sessionId, unchecked_param_type = "string")] session_id: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
+        options: Option<super::ts::ReadOptionsArg>,
     ) -> Promise {
         let inner = self.inner.clone();
         promise((|| {
             let id = id_arg(&session_id, "sessionId")?;
-            let options = options_arg(&options, "options")?;
+            let options = options_arg(&super::ts::opt(options), "options")?;
             let link = Link::from_options(options.as_ref(), "options", false)?;
             let query = query_from_options(options.as_ref(), true)?;
             link.check()?;
@@ -333,12 +333,12 @@ impl WasmMemoryStore {
     pub fn read_many(
         &self,
         #[wasm_bindgen(js_name = sessionIds, unchecked_param_type = "string[]")] session_ids: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ReadManyOptions")] options: JsValue,
+        options: Option<super::ts::ReadManyOptionsArg>,
     ) -> Promise {
         let inner = self.inner.clone();
         promise((|| {
             let ids = strings_arg(&session_ids, "sessionIds")?;
-            let options = options_arg(&options, "options")?;
+            let options = options_arg(&super::ts::opt(options), "options")?;
             let link = Link::from_options(options.as_ref(), "options", false)?;
             let query = query_from_options(options.as_ref(), false)?;
             link.check()?;

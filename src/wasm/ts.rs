@@ -130,3 +130,21 @@ export interface ProjectCatalogOptions {
   inheritedEventCount?: number;
 }
 "#;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `options?: CallOptions` (an extern type so the parameter is optional in TypeScript).
+    #[wasm_bindgen(typescript_type = "CallOptions")]
+    pub type CallOptionsArg;
+    #[wasm_bindgen(typescript_type = "ProjectCatalogOptions")]
+    pub type ProjectCatalogOptionsArg;
+    #[wasm_bindgen(typescript_type = "ReadOptions")]
+    pub type ReadOptionsArg;
+    #[wasm_bindgen(typescript_type = "ReadManyOptions")]
+    pub type ReadManyOptionsArg;
+}
+
+/// An optional options argument as a plain value (`undefined` when absent).
+pub fn opt<T: Into<JsValue>>(options: Option<T>) -> JsValue {
+    options.map_or(JsValue::UNDEFINED, Into::into)
+}
