@@ -357,6 +357,7 @@ impl Runtime {
         let text = |key: &str| start.get(key).and_then(Value::as_str).map(str::to_owned);
         let member = Rc::new(Member {
             id: row.id.clone(),
+            incarnation: self.token(),
             root_id: root_id.to_owned(),
             parent_id: Some(row.parent_id.clone()),
             ancestors,

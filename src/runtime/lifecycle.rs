@@ -73,7 +73,8 @@ impl Runtime {
         signal: Signal,
         schema: Option<Rc<crate::schema::OutputSchema>>,
     ) {
-        let outcome = self.0.host.run_turn(turn).await;
+        // A host that ignores the abort cannot hold the member: the turn ends as aborted.
+        let outcome = signal.guard(self.0.host.run_turn(turn)).await;
         let result = capture(outcome, &signal, schema.as_deref());
         let consumed = member.state.borrow().turn.as_ref().map(|t| t.consumed.clone()).unwrap_or_default();
         let recorded =

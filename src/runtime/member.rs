@@ -128,6 +128,8 @@ pub(crate) struct MemberState {
 /// A member resident in this runtime: the root or a live child.
 pub(crate) struct Member {
     pub id: String,
+    /// Distinguishes this residency from earlier and later ones of the same session.
+    pub incarnation: u64,
     pub root_id: String,
     pub parent_id: Option<String>,
     /// Creation ancestry from the root down to the direct creator.
@@ -220,6 +222,11 @@ impl Agent {
 
     pub fn depth(&self) -> u32 {
         self.0.depth
+    }
+
+    /// This residency's number: a handle is the pair (Session id, incarnation).
+    pub fn incarnation(&self) -> u64 {
+        self.0.incarnation
     }
 
     /// Whether the member is still resident and live.

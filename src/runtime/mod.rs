@@ -89,7 +89,8 @@ pub struct RunEndInfo {
 }
 
 type Listener = Rc<dyn Fn(&RuntimeEvent)>;
-type FlushListener = Rc<dyn Fn(&str) -> LocalBoxFuture<'static, Result<()>>>;
+/// A durability listener: `(session id) -> participation result`.
+pub type FlushListener = Rc<dyn Fn(&str) -> LocalBoxFuture<'static, Result<()>>>;
 
 /// Per-tree admission state.
 #[derive(Default)]
@@ -130,6 +131,16 @@ pub(crate) struct Inner {
 /// The runtime; clones share one state.
 #[derive(Clone)]
 pub struct Runtime(pub(crate) Rc<Inner>);
+
+/// A runtime reference that does not keep it alive.
+#[derive(Clone)]
+pub struct WeakRuntime(std::rc::Weak<Inner>);
+
+impl WeakRuntime {
+    pub fn upgrade(&self) -> Option<Runtime> {
+        self.0.upgrade().map(Runtime)
+    }
+}
 
 /// Names of a live member and its direct creator.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -337,6 +348,7 @@ impl Runtime {
         let cwd = cwd.or(log.cwd).unwrap_or_else(|| self.0.options.default_cwd.clone());
         let member = Rc::new(Member {
             id: id.clone(),
+            incarnation: self.token(),
             root_id: id.clone(),
             parent_id: None,
             ancestors: Vec::new(),
@@ -417,9 +429,42 @@ impl Runtime {
         }
     }
 
+    pub fn downgrade(&self) -> WeakRuntime {
+        WeakRuntime(Rc::downgrade(&self.0))
+    }
+
+    /// The handle of residency `(session_id, incarnation)`, if it is still the
+    /// resident one: for bridges that hand out handles as keys. An external
+    /// run has no handle.
+    pub fn handle(&self, session_id: &str, incarnation: u64) -> Option<Agent> {
+        let st = self.0.state.borrow();
+        let member = st.members.get(session_id).filter(|m| m.incarnation == incarnation && !m.is_external())?;
+        Some(Agent(member.clone()))
+    }
+
+    /// Disposes residency `(session_id, incarnation)` if it is still resident
+    /// (what `Activation::dispose` does, for bridges holding keys).
+    pub fn dispose_member(&self, session_id: &str, incarnation: u64) {
+        let member = self.0.state.borrow().members.get(session_id).filter(|m| m.incarnation == incarnation).cloned();
+        if let Some(member) = member {
+            self.close(&member, true);
+        }
+    }
+
+    /// The steered messages that arrived for a running turn since the last take.
+    pub fn take_steered(&self, agent: &Agent) -> Vec<InboxMessage> {
+        SteerInbox(Rc::downgrade(&agent.0)).take()
+    }
+
     /// The live handle of a resident member (for hosts; grants what the handle grants).
     pub fn agent(&self, session_id: &str) -> Option<Agent> {
-        self.0.state.borrow().members.get(session_id).filter(|m| m.phase() == Phase::Live).map(|m| Agent(m.clone()))
+        self.0
+            .state
+            .borrow()
+            .members
+            .get(session_id)
+            .filter(|m| m.phase() == Phase::Live && !m.is_external())
+            .map(|m| Agent(m.clone()))
     }
 
     /// Resolves `lead`, a full name or a Session id within the caller's tree.

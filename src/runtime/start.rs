@@ -111,6 +111,12 @@ impl Activation {
         self.settlement.disposed.wait()
     }
 
+    /// The teardown outcome once the activation settles, without stopping it
+    /// (what `dispose` resolves with).
+    pub fn teardown(&self) -> impl Future<Output = Result<()>> + 'static {
+        self.settlement.disposed.wait()
+    }
+
     /// The child's live handle, for local children while resident.
     pub fn agent(&self) -> Option<Agent> {
         (!self.member.is_external() && self.member.phase() == member::Phase::Live).then(|| Agent(self.member.clone()))
@@ -118,6 +124,11 @@ impl Activation {
 
     pub fn is_external(&self) -> bool {
         self.member.is_external()
+    }
+
+    /// The child's residency number (see [`Agent::incarnation`]).
+    pub fn incarnation(&self) -> u64 {
+        self.member.incarnation
     }
 }
 
@@ -406,6 +417,7 @@ impl Runtime {
         ancestors.push(parent.id.clone());
         let member = Rc::new(Member {
             id: child_id.clone(),
+            incarnation: self.token(),
             root_id: parent.root_id.clone(),
             parent_id: Some(parent.id.clone()),
             ancestors,
@@ -506,6 +518,7 @@ impl Runtime {
         ancestors.push(parent.id.clone());
         let member = Rc::new(Member {
             id: id.clone(),
+            incarnation: self.token(),
             root_id: parent.root_id.clone(),
             parent_id: Some(parent.id.clone()),
             ancestors,

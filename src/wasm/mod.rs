@@ -9,11 +9,15 @@
 //! | [`signal`] | JS `AbortSignal` <-> core `Signal` |
 //! | [`error`] | core `SubagentError` -> JS `SubagentError` (from `js/error.js`) |
 //! | [`convert`] | trap-free JS <-> core conversions |
+//! | [`runtime`] | the exported `SubagentRuntime` class, agent handles, activations, tools |
+//! | [`ports`] | the agent host, providers, runs, clock and ids over JS objects |
 //! | [`ts`] | the hand-written TypeScript types |
 
 pub mod api;
 pub mod convert;
 pub mod error;
+pub mod ports;
+pub mod runtime;
 pub mod signal;
 pub mod store;
 pub mod ts;

@@ -50,7 +50,7 @@ fn quote(session: &str) -> String {
 
 /// The JS AbortSignal to hand a store: the caller's own, or (when the call
 /// had none) a fresh controller's signal that aborts with the core signal.
-fn js_signal(signal: &Signal) -> JsValue {
+pub(crate) fn js_signal(signal: &Signal) -> JsValue {
     if let Some(js) = signal.host().as_deref().and_then(|h| h.downcast_ref::<JsValue>()) {
         return js.clone();
     }

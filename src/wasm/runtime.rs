@@ -1,0 +1,1086 @@
+//! The exported `SubagentRuntime` class: the core runtime over JS ports.
+//!
+//! Agent handles, activations, turns and tools are built by `js/runtime.js`;
+//! their callables route through one dispatcher closure installed once, and
+//! handles are keys `(runtime, Session id, incarnation)` kept in a private
+//! WeakMap there, so a plain object with the same fields is no handle at all.
+
+use super::convert::{describe, get, id_arg, is_objectish, options_arg, set, string_arg, value_from_js, value_to_js};
+use super::error::{invalid, to_js};
+use super::ports::{flush_listener, JsClock, JsHost, JsIds, JsProvider, JsSpawn};
+use super::signal::Link;
+use super::store::JsStore;
+use crate::error::{ErrorCode, Result, SubagentError};
+use crate::json::Value;
+use crate::result::SubagentResult;
+use crate::runtime::{
+    ActivationSpec, Agent, Delivery, InboxMessage, InterruptAuthority, LiveRow, MessageSource, Runtime, RuntimeEvent,
+    RuntimeOptions, Scheduling, WeakRuntime,
+};
+use js_sys::{Array, Function, Object, Promise};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::future_to_promise;
+
+#[wasm_bindgen(module = "/src/wasm/js/runtime.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = installDispatcher)]
+    fn install_dispatcher(f: &JsValue);
+    #[wasm_bindgen(js_name = makeAgent)]
+    fn make_agent(
+        runtime: u32,
+        session_id: &str,
+        incarnation: f64,
+        name: &str,
+        root_id: &str,
+        parent_id: Option<String>,
+        depth: u32,
+    ) -> JsValue;
+    #[wasm_bindgen(js_name = agentKey)]
+    fn agent_key(value: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = makeActivation)]
+    #[allow(clippy::too_many_arguments)]
+    fn make_activation(
+        runtime: u32,
+        child_id: &str,
+        incarnation: f64,
+        name: &str,
+        message_id: Option<String>,
+        result: &Promise,
+        disposed: &Promise,
+        agent: &JsValue,
+    ) -> JsValue;
+    #[wasm_bindgen(js_name = makeTurn)]
+    pub fn make_turn(runtime: u32, turn: JsValue, agent: JsValue, incarnation: f64) -> JsValue;
+    #[wasm_bindgen(js_name = makeTools)]
+    fn make_tools(runtime: u32, agent: &JsValue, specs: &Array) -> JsValue;
+    #[wasm_bindgen(js_name = makeDisposer)]
+    fn make_disposer(op: &str, runtime: u32, token: f64) -> JsValue;
+    /// Marks a promise's rejection handled and returns it.
+    pub fn quiet(promise: &Promise) -> Promise;
+}
+
+type JsResult<T> = std::result::Result<T, JsValue>;
+
+thread_local! {
+    static RUNTIMES: RefCell<HashMap<u32, WeakRuntime>> = RefCell::new(HashMap::new());
+    static NEXT_RUNTIME: Cell<u32> = const { Cell::new(1) };
+    static DISPATCHER: Cell<bool> = const { Cell::new(false) };
+}
+
+fn runtime_by_id(id: u32) -> Result<Runtime> {
+    RUNTIMES
+        .with(|r| r.borrow().get(&id).and_then(WeakRuntime::upgrade))
+        .ok_or_else(|| crate::err!(Unauthorized, "that SubagentRuntime was freed"))
+}
+
+/// Installs the one dispatcher closure all JS-side callables route through.
+fn ensure_dispatcher() {
+    if DISPATCHER.with(|d| d.replace(true)) {
+        return;
+    }
+    let closure = Closure::<dyn Fn(String, Array) -> JsResult<JsValue>>::new(|op: String, args: Array| {
+        dispatch(&op, &args).map_err(to_js)
+    });
+    install_dispatcher(closure.as_ref());
+    // One closure for the module's lifetime.
+    closure.forget();
+}
+
+fn dispatch(op: &str, args: &Array) -> Result<JsValue> {
+    let arg = |i: u32| args.get(i);
+    let rt_id = arg(0).as_f64().unwrap_or(0.0) as u32;
+    let rt = runtime_by_id(rt_id)?;
+    let key = |i: u32| (arg(i).as_string().unwrap_or_default(), arg(i + 1).as_f64().unwrap_or(-1.0) as u64);
+    match op {
+        "isLive" => {
+            let (id, inc) = key(1);
+            Ok(JsValue::from_bool(rt.handle(&id, inc).is_some_and(|a| a.is_live())))
+        }
+        "dispose" => {
+            let (id, inc) = key(1);
+            rt.dispose_member(&id, inc);
+            Ok(JsValue::UNDEFINED)
+        }
+        "takeSteered" => {
+            let (id, inc) = key(1);
+            let taken = rt.handle(&id, inc).map(|a| rt.take_steered(&a)).unwrap_or_default();
+            Ok(taken.iter().map(message_to_js).collect::<Array>().into())
+        }
+        "toolsFor" => tools_for(&rt, rt_id, &arg(1)),
+        "callTool" => Ok(call_tool(&rt, rt_id, &arg(1), &arg(2), &arg(3), &arg(4)).into()),
+        "unsubscribe" => {
+            rt.unsubscribe(arg(1).as_f64().unwrap_or(0.0) as u64);
+            Ok(JsValue::UNDEFINED)
+        }
+        "unregister" => {
+            rt.unregister_provider(arg(1).as_f64().unwrap_or(0.0) as u64);
+            Ok(JsValue::UNDEFINED)
+        }
+        "removeFlush" => {
+            rt.remove_flush_listener(arg(1).as_f64().unwrap_or(0.0) as u64);
+            Ok(JsValue::UNDEFINED)
+        }
+        other => Err(invalid(format!("unknown runtime operation {other:?}"))),
+    }
+}
+
+/// A JS handle for a core agent.
+pub fn agent_to_js(runtime: u32, agent: &Agent) -> JsValue {
+    make_agent(
+        runtime,
+        agent.session_id(),
+        agent.incarnation() as f64,
+        agent.name(),
+        agent.root_id(),
+        agent.parent_id().map(str::to_owned),
+        agent.depth(),
+    )
+}
+
+/// The live agent behind a JS handle; `code` says what a bad handle is.
+fn agent_from_js(rt: &Runtime, rt_id: u32, value: &JsValue, role: &str, code: ErrorCode) -> Result<Agent> {
+    let key = agent_key(value);
+    let refuse = |why: String| SubagentError::new(code, format!("the {role} {why}"));
+    if key.is_undefined() {
+        return Err(refuse(format!("must be an Agent handle from a SubagentRuntime, not {}", describe(value))));
+    }
+    let key: Array = key.unchecked_into();
+    if key.get(0).as_f64() != Some(rt_id as f64) {
+        return Err(refuse("is an Agent handle of another SubagentRuntime".into()));
+    }
+    let id = key.get(1).as_string().unwrap_or_default();
+    let inc = key.get(2).as_f64().unwrap_or(-1.0) as u64;
+    match rt.handle(&id, inc) {
+        Some(agent) if agent.is_live() => Ok(agent),
+        _ => Err(refuse(format!(
+            "handle for {} is dead: that member is no longer live",
+            crate::name::quote_truncated(&id, 80)
+        ))),
+    }
+}
+
+/// `{id, source, content, delivery, text}` for a host.
+pub fn message_to_js(m: &InboxMessage) -> JsValue {
+    let obj = Object::new();
+    set(&obj, "id", &JsValue::from_str(&m.id));
+    let source = Object::new();
+    match &m.source {
+        MessageSource::User => set(&source, "kind", &"user".into()),
+        MessageSource::AgentMessage { sender_session_id, sender_name } => {
+            set(&source, "kind", &"agent-message".into());
+            set(&source, "form", &"relay".into());
+            set(&source, "senderSessionId", &JsValue::from_str(sender_session_id));
+            set(&source, "senderName", &JsValue::from_str(sender_name));
+        }
+        MessageSource::SubagentSettled {
+            sender_session_id,
+            sender_name,
+            summary,
+            stop_reason,
+            structured,
+            diagnostic,
+        } => {
+            set(&source, "kind", &"subagent-settled".into());
+            set(&source, "form", &"notice".into());
+            set(&source, "summary", &JsValue::from_str(summary));
+            set(&source, "stopReason", &JsValue::from_str(stop_reason));
+            set(&source, "senderSessionId", &JsValue::from_str(sender_session_id));
+            set(&source, "senderName", &JsValue::from_str(sender_name));
+            if let Some(s) = structured {
+                set(&source, "structured", &value_to_js(s));
+            }
+            if let Some(d) = diagnostic {
+                set(&source, "diagnostic", &JsValue::from_str(d));
+            }
+        }
+    }
+    set(&obj, "source", &source);
+    set(&obj, "content", &value_to_js(&m.content));
+    set(&obj, "delivery", &(if m.scheduling == Scheduling::Steer { "steer" } else { "queue" }).into());
+    set(&obj, "text", &JsValue::from_str(&crate::text::render_input(m)));
+    obj.into()
+}
+
+fn result_to_js(r: &SubagentResult) -> JsValue {
+    let obj = Object::new();
+    set(&obj, "output", &value_to_js(&r.output));
+    set(&obj, "stopReason", &JsValue::from_str(&r.stop_reason));
+    if let Some(s) = &r.structured {
+        set(&obj, "structured", &value_to_js(s));
+    }
+    if let Some(d) = &r.diagnostic {
+        set(&obj, "diagnostic", &JsValue::from_str(d));
+    }
+    obj.into()
+}
+
+fn live_row_to_js(row: &LiveRow) -> JsValue {
+    let obj = super::convert::row_to_js(&row.row);
+    let _ = js_sys::Reflect::set(&obj, &"activity".into(), &(if row.running { "running" } else { "inactive" }).into());
+    obj
+}
+
+fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
+    let info_obj = |i: &crate::runtime::RunInfo| {
+        let obj = Object::new();
+        set(&obj, "provider", &JsValue::from_str(&i.provider));
+        set(&obj, "id", &JsValue::from_str(&i.id));
+        set(&obj, "parentSessionId", &JsValue::from_str(&i.parent_session_id));
+        set(&obj, "rootSessionId", &JsValue::from_str(&i.root_session_id));
+        set(&obj, "name", &JsValue::from_str(&i.name));
+        set(&obj, "label", &JsValue::from_str(&i.label));
+        set(&obj, "mode", &JsValue::from_str(i.mode.as_str()));
+        obj
+    };
+    match event {
+        RuntimeEvent::Start(i) => ("subagent/start", info_obj(i).into()),
+        RuntimeEvent::End(e) => {
+            let obj = info_obj(&e.info);
+            set(&obj, "stopReason", &JsValue::from_str(&e.stop_reason));
+            if let Some(err) = &e.error {
+                set(&obj, "error", &JsValue::from_str(err));
+            }
+            ("subagent/end", obj.into())
+        }
+        RuntimeEvent::Catalog { root_id, parent_id, entry } => {
+            let obj = Object::new();
+            set(&obj, "rootSessionId", &JsValue::from_str(root_id));
+            set(&obj, "parentSessionId", &JsValue::from_str(parent_id));
+            set(&obj, "entry", &super::convert::entry_to_js(entry));
+            ("subagent/catalog", obj.into())
+        }
+        RuntimeEvent::ProviderAdded(name) => ("subagent/provider-added", JsValue::from_str(name)),
+        RuntimeEvent::ProviderRemoved(name) => ("subagent/provider-removed", JsValue::from_str(name)),
+    }
+}
+
+const EVENT_TYPES: &[&str] =
+    &["subagent/start", "subagent/end", "subagent/catalog", "subagent/provider-added", "subagent/provider-removed"];
+
+/// `signal` given either as an AbortSignal or as `{ signal }`.
+fn link_signal_or_options(value: Option<JsValue>, what: &str) -> Result<Link> {
+    let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else { return Ok(Link::none()) };
+    let is_signal =
+        is_objectish(&value) && get(&value, "aborted", what).map(|a| a.as_bool().is_some()).unwrap_or(false);
+    if is_signal {
+        let options = Object::new();
+        set(&options, "signal", &value);
+        Link::from_options(Some(&options.into()), what, true)
+    } else {
+        let options = options_arg(&value, what)?;
+        Link::from_options(options.as_ref(), what, true)
+    }
+}
+
+fn reject(e: SubagentError) -> Promise {
+    Promise::reject(&to_js(e))
+}
+
+fn content_arg(value: &JsValue, what: &str) -> Result<Value> {
+    let v = value_from_js(value).map_err(|e| invalid(format!("{what}{e}")))?;
+    crate::result::normalize_content(v).ok_or_else(|| {
+        invalid(format!("{what} must be a string or an array of content blocks with a type, not {}", describe(value)))
+    })
+}
+
+fn opt_string(obj: &JsValue, key: &str, what: &str) -> Result<Option<String>> {
+    let v = get(obj, key, what)?;
+    if v.is_undefined() || v.is_null() {
+        Ok(None)
+    } else {
+        string_arg(&v, &format!("{what}.{key}")).map(Some)
+    }
+}
+
+fn opt_json(obj: &JsValue, key: &str, what: &str) -> Result<Option<Value>> {
+    let v = get(obj, key, what)?;
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    value_from_js(&v).map(Some).map_err(|e| invalid(format!("{what}.{key}{e}")))
+}
+
+fn tools_for(rt: &Runtime, rt_id: u32, agent_js: &JsValue) -> Result<JsValue> {
+    let agent = agent_from_js(rt, rt_id, agent_js, "agent", ErrorCode::Unauthorized)?;
+    let tools = rt.tools_for(&agent)?;
+    let specs: Array = tools
+        .specs()
+        .iter()
+        .map(|t| {
+            let obj = Object::new();
+            set(&obj, "name", &JsValue::from_str(&t.name));
+            set(&obj, "description", &JsValue::from_str(&t.description));
+            set(&obj, "inputSchema", &value_to_js(&t.input_schema));
+            JsValue::from(obj)
+        })
+        .collect();
+    Ok(make_tools(rt_id, agent_js, &specs))
+}
+
+fn call_tool(
+    rt: &Runtime,
+    rt_id: u32,
+    agent_js: &JsValue,
+    name: &JsValue,
+    input: &JsValue,
+    options: &JsValue,
+) -> Promise {
+    let prepared = (|| -> Result<_> {
+        let agent = agent_from_js(rt, rt_id, agent_js, "agent", ErrorCode::Unauthorized)?;
+        let tools = rt.tools_for(&agent)?;
+        let name = string_arg(name, "tool name")?;
+        let link = link_signal_or_options(Some(options.clone()), "options")?;
+        Ok((tools, name, link))
+    })();
+    let (tools, name, link) = match prepared {
+        Ok(p) => p,
+        Err(e) => return reject(e),
+    };
+    // Bad input is a tool error the model can read, not an exception.
+    let input = value_from_js(input);
+    future_to_promise(async move {
+        let result = match input {
+            Ok(input) => tools.call(&name, &input, link.signal()).await,
+            Err(e) => crate::tools::ToolResult { content: format!("the input{e}"), is_error: true, structured: None },
+        };
+        let obj = Object::new();
+        set(&obj, "content", &JsValue::from_str(&result.content));
+        set(&obj, "isError", &JsValue::from_bool(result.is_error));
+        if let Some(s) = &result.structured {
+            set(&obj, "structured", &value_to_js(s));
+        }
+        drop(link);
+        Ok(obj.into())
+    })
+}
+
+/// A live subagent runtime over a JS store and agent host.
+#[wasm_bindgen(js_name = SubagentRuntime)]
+pub struct JsRuntime {
+    id: u32,
+    rt: Runtime,
+}
+
+impl Drop for JsRuntime {
+    fn drop(&mut self) {
+        RUNTIMES.with(|r| r.borrow_mut().remove(&self.id));
+    }
+}
+
+impl JsRuntime {
+    fn agent(&self, value: &JsValue, role: &str) -> Result<Agent> {
+        agent_from_js(&self.rt, self.id, value, role, ErrorCode::Unauthorized)
+    }
+
+    fn handle(&self, agent: &Agent) -> JsValue {
+        agent_to_js(self.id, agent)
+    }
+}
+
+#[wasm_bindgen(js_class = SubagentRuntime)]
+impl JsRuntime {
+    /// `new SubagentRuntime({ store, host, maxDepth?, capacity?, defaultCwd?, builtinProviders?, now?, newId? })`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(#[wasm_bindgen(unchecked_param_type = "RuntimeInit")] options: JsValue) -> JsResult<JsRuntime> {
+        Self::build(&options).map_err(to_js)
+    }
+
+    fn build(options: &JsValue) -> Result<JsRuntime> {
+        let what = "options";
+        if !is_objectish(options) {
+            return Err(invalid(format!(
+                "SubagentRuntime needs an options object {{store, host}}, not {}",
+                describe(options)
+            )));
+        }
+        ensure_dispatcher();
+        let id = NEXT_RUNTIME.with(|n| {
+            let id = n.get();
+            n.set(id + 1);
+            id
+        });
+        let store_js = get(options, "store", what)?;
+        let store = Rc::new(JsStore::new(&store_js, "options.store")?);
+        let host = Rc::new(JsHost::new(get(options, "host", what)?, id)?);
+        let number = |key: &str, default: u32, min: u32| -> Result<u32> {
+            let v = get(options, key, what)?;
+            if v.is_undefined() {
+                return Ok(default);
+            }
+            match v.as_f64() {
+                Some(n) if n.fract() == 0.0 && n >= min as f64 && n <= 1_000_000.0 => Ok(n as u32),
+                _ => Err(invalid(format!(
+                    "options.{key} must be an integer from {min} to 1000000, not {}",
+                    describe(&v)
+                ))),
+            }
+        };
+        let function = |key: &str| -> Result<Option<Function>> {
+            let v = get(options, key, what)?;
+            if v.is_undefined() || v.is_null() {
+                return Ok(None);
+            }
+            v.dyn_into::<Function>()
+                .map(Some)
+                .map_err(|v| invalid(format!("options.{key} must be a function, not {}", describe(&v))))
+        };
+        let builtin = get(options, "builtinProviders", what)?;
+        let runtime_options = RuntimeOptions {
+            max_depth: number("maxDepth", 1, 0)?,
+            capacity: number("capacity", 8, 0)? as usize,
+            default_cwd: opt_string(options, "defaultCwd", what)?.unwrap_or_else(|| "/".into()),
+            builtin_providers: builtin.is_undefined() || builtin.is_truthy(),
+        };
+        let rt = Runtime::new(
+            store.clone(),
+            host,
+            Rc::new(JsSpawn),
+            Rc::new(JsClock(function("now")?)),
+            Rc::new(JsIds(function("newId")?)),
+            runtime_options,
+        );
+        // The store's own flush is the first durability listener, when it has one.
+        if let Ok(flush) = get(&store_js, "flush", "options.store") {
+            if let Ok(flush) = flush.dyn_into::<Function>() {
+                let bound = flush.bind0(&store_js);
+                rt.add_flush_listener(flush_listener(bound));
+            }
+        }
+        RUNTIMES.with(|r| r.borrow_mut().insert(id, rt.downgrade()));
+        Ok(JsRuntime { id, rt })
+    }
+
+    /// Opens (or creates) a root session: resolves with its live `lead` handle.
+    #[wasm_bindgen(js_name = openRoot, unchecked_return_type = "Promise<Agent>")]
+    pub fn open_root(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "OpenRootOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        let parsed = (|| -> Result<_> {
+            let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
+            let Some(options) = options else { return Ok((None, None)) };
+            let id = opt_string(&options, "sessionId", "options")?;
+            if let Some(id) = &id {
+                id_arg(&JsValue::from_str(id), "options.sessionId")?;
+            }
+            Ok((id, opt_string(&options, "cwd", "options")?))
+        })();
+        let (session, cwd) = match parsed {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let (rt, id) = (self.rt.clone(), self.id);
+        future_to_promise(async move {
+            let root = rt.open_root(session, cwd).await.map_err(to_js)?;
+            Ok(agent_to_js(id, &root))
+        })
+    }
+
+    /// Drains the root's tree, then closes it: the handle dies.
+    #[wasm_bindgen(js_name = closeRoot, unchecked_return_type = "Promise<void>")]
+    pub fn close_root(&self, #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue) -> Promise {
+        let root = match self.agent(&root, "root") {
+            Ok(r) => r,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move {
+            rt.close_root(&root).await.map_err(to_js)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Starts a local or external child (see the README for the check order).
+    #[wasm_bindgen(js_name = startActivation, unchecked_return_type = "Promise<SubagentActivation>")]
+    pub fn start_activation(&self, #[wasm_bindgen(unchecked_param_type = "ActivationSpec")] spec: JsValue) -> Promise {
+        let parsed = self.activation_spec(&spec);
+        let (spec, link) = match parsed {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let (rt, id) = (self.rt.clone(), self.id);
+        future_to_promise(async move {
+            let activation = rt.start_activation(spec).await.map_err(|e| link.error(e))?;
+            let result = activation.result();
+            let result =
+                quiet(&future_to_promise(async move { result.await.map(|r| result_to_js(&r)).map_err(to_js) }));
+            let disposed = activation.teardown();
+            let disposed =
+                quiet(&future_to_promise(async move { disposed.await.map(|()| JsValue::UNDEFINED).map_err(to_js) }));
+            let agent = activation.agent().map(|a| agent_to_js(id, &a)).unwrap_or(JsValue::UNDEFINED);
+            Ok(make_activation(
+                id,
+                &activation.child_id,
+                activation.incarnation() as f64,
+                &activation.name,
+                activation.message_id.clone(),
+                &result,
+                &disposed,
+                &agent,
+            ))
+        })
+    }
+
+    fn activation_spec(&self, spec: &JsValue) -> Result<(ActivationSpec, Link)> {
+        let what = "spec";
+        if !is_objectish(spec) {
+            return Err(invalid(format!("startActivation needs a spec object, not {}", describe(spec))));
+        }
+        let provider = string_arg(&get(spec, "provider", what)?, "spec.provider")?;
+        let label = string_arg(&get(spec, "label", what)?, "spec.label")?;
+        let parent_js = get(spec, "parent", what)?;
+        let parent = agent_from_js(&self.rt, self.id, &parent_js, "parent", ErrorCode::ParentUnavailable)?;
+        let prompt = content_arg(&get(spec, "prompt", what)?, "spec.prompt")?;
+        let delivery = match opt_string(spec, "delivery", what)?.as_deref() {
+            None | Some("parent") => Delivery::Parent,
+            Some("caller") => Delivery::Caller,
+            Some(other) => {
+                return Err(invalid(format!("spec.delivery must be \"parent\" or \"caller\", not {other:?}")))
+            }
+        };
+        let max_depth = get(spec, "maxDepth", what)?;
+        let max_depth = if max_depth.is_undefined() || max_depth.is_null() {
+            None
+        } else {
+            Some(
+                max_depth
+                    .as_f64()
+                    .ok_or_else(|| invalid(format!("spec.maxDepth must be a number, not {}", describe(&max_depth))))?,
+            )
+        };
+        let options = Object::new();
+        set(&options, "signal", &get(spec, "signal", what)?);
+        let link = Link::from_options(Some(&options.into()), "spec", true)?;
+        let mut s = ActivationSpec::new(&provider, &parent, &label, "");
+        s.prompt = prompt;
+        s.name = opt_string(spec, "name", what)?;
+        s.child_id = opt_string(spec, "childId", what)?;
+        s.signal = link.signal().clone();
+        s.delivery = delivery;
+        s.cwd = opt_string(spec, "cwd", what)?;
+        s.agent_preset = opt_string(spec, "agentPreset", what)?;
+        s.agent_options = opt_json(spec, "agentOptions", what)?;
+        s.output_schema = opt_json(spec, "outputSchema", what)?;
+        s.max_depth = max_depth;
+        Ok((s, link))
+    }
+
+    /// Steers an agent-authored message to another member of the sender's tree.
+    #[wasm_bindgen(js_name = sendMessage, unchecked_return_type = "Promise<string>")]
+    pub fn send_message(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Agent")] sender: JsValue,
+        #[wasm_bindgen(js_name = targetId, unchecked_param_type = "string")] target_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | ContentBlock[]")] content: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "CallOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        let parsed = (|| -> Result<_> {
+            let sender = self.agent(&sender, "sender")?;
+            let target = id_arg(&target_id, "targetId")?;
+            let content = content_arg(&content, "content")?;
+            let link = link_signal_or_options(options, "options")?;
+            Ok((sender, target, content, link))
+        })();
+        let (sender, target, content, link) = match parsed {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move {
+            let id = rt.send_message(&sender, &target, content, link.signal()).await.map_err(|e| link.error(e))?;
+            Ok(JsValue::from_str(&id))
+        })
+    }
+
+    /// A user-authored message to the root or a continuable member of its tree.
+    #[wasm_bindgen(unchecked_return_type = "Promise<string>")]
+    pub fn prompt(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
+        #[wasm_bindgen(js_name = targetId, unchecked_param_type = "string")] target_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | ContentBlock[]")] content: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "PromptOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        let parsed = (|| -> Result<_> {
+            let root = self.agent(&root, "root")?;
+            let target = id_arg(&target_id, "targetId")?;
+            let content = content_arg(&content, "content")?;
+            let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
+            let scheduling = match options
+                .as_ref()
+                .map(|o| opt_string(o, "delivery", "options"))
+                .transpose()?
+                .flatten()
+                .as_deref()
+            {
+                None | Some("queue") => Scheduling::Queue,
+                Some("steer") => Scheduling::Steer,
+                Some(other) => {
+                    return Err(invalid(format!("options.delivery must be \"queue\" or \"steer\", not {other:?}")))
+                }
+            };
+            let link = Link::from_options(options.as_ref(), "options", true)?;
+            Ok((root, target, content, scheduling, link))
+        })();
+        let (root, target, content, scheduling, link) = match parsed {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move {
+            let id = rt.prompt(&root, &target, content, scheduling, link.signal()).await.map_err(|e| link.error(e))?;
+            Ok(JsValue::from_str(&id))
+        })
+    }
+
+    /// Interrupts one member under `{kind:'user'}` or `{kind:'ancestor', agent}`. Fire-and-return.
+    pub fn interrupt(
+        &self,
+        #[wasm_bindgen(js_name = targetId, unchecked_param_type = "string")] target_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "InterruptAuthority")] authority: JsValue,
+    ) -> JsResult<()> {
+        (|| -> Result<()> {
+            let target = id_arg(&target_id, "targetId")?;
+            if !is_objectish(&authority) {
+                return Err(invalid(format!(
+                    "authority must be {{kind:'user'}} or {{kind:'ancestor', agent}}, not {}",
+                    describe(&authority)
+                )));
+            }
+            match get(&authority, "kind", "authority")?.as_string().as_deref() {
+                Some("user") => self.rt.interrupt(&target, InterruptAuthority::User),
+                Some("ancestor") => {
+                    let agent = self.agent(&get(&authority, "agent", "authority")?, "interrupting agent")?;
+                    self.rt.interrupt(&target, InterruptAuthority::Ancestor(&agent))
+                }
+                _ => Err(invalid("authority.kind must be \"user\" or \"ancestor\"".into())),
+            }
+        })()
+        .map_err(to_js)
+    }
+
+    /// `{ self, parent? }`: the member's full name and its creator's.
+    #[wasm_bindgen(js_name = namesOf, unchecked_return_type = "SubagentMemberNames")]
+    pub fn names_of(&self, #[wasm_bindgen(unchecked_param_type = "Agent")] agent: JsValue) -> JsResult<JsValue> {
+        let names = self.agent(&agent, "agent").and_then(|a| self.rt.names_of(&a)).map_err(to_js)?;
+        let obj = Object::new();
+        set(&obj, "self", &JsValue::from_str(&names.self_name));
+        if let Some(p) = &names.parent {
+            set(&obj, "parent", &JsValue::from_str(p));
+        }
+        Ok(obj.into())
+    }
+
+    /// The live root of the member's tree.
+    #[wasm_bindgen(js_name = rootOf, unchecked_return_type = "Agent")]
+    pub fn root_of(&self, #[wasm_bindgen(unchecked_param_type = "Agent")] agent: JsValue) -> JsResult<JsValue> {
+        let root = self.agent(&agent, "agent").and_then(|a| self.rt.root_of(&a)).map_err(to_js)?;
+        Ok(self.handle(&root))
+    }
+
+    /// The live handle of a resident local member, or undefined.
+    #[wasm_bindgen(js_name = agent, unchecked_return_type = "Agent | undefined")]
+    pub fn agent_of(
+        &self,
+        #[wasm_bindgen(js_name = sessionId, unchecked_param_type = "string")] session_id: JsValue,
+    ) -> JsResult<JsValue> {
+        let id = id_arg(&session_id, "sessionId").map_err(to_js)?;
+        Ok(self.rt.agent(&id).map(|a| self.handle(&a)).unwrap_or(JsValue::UNDEFINED))
+    }
+
+    /// Resolves `lead`, a full name or a Session id within the caller's tree. Grants no authority.
+    #[wasm_bindgen(js_name = resolveName, unchecked_return_type = "Promise<string>")]
+    pub fn resolve_name(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Agent")] caller: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "AbortSignal | CallOptions")] signal: Option<JsValue>,
+    ) -> Promise {
+        let parsed = (|| -> Result<_> {
+            Ok((self.agent(&caller, "caller")?, string_arg(&text, "name")?, link_signal_or_options(signal, "signal")?))
+        })();
+        let (caller, text, link) = match parsed {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move {
+            let id = rt.resolve_name(&caller, &text, link.signal()).await.map_err(|e| link.error(e))?;
+            Ok(JsValue::from_str(&id))
+        })
+    }
+
+    /// The tree below `rootSessionId` in pre-order, each row with its live `activity`.
+    #[wasm_bindgen(js_name = listDescendants, unchecked_return_type = "Promise<LiveRow[]>")]
+    pub fn list_descendants(
+        &self,
+        #[wasm_bindgen(js_name = rootSessionId, unchecked_param_type = "string")] root_session_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "AbortSignal | CallOptions")] signal: Option<JsValue>,
+    ) -> Promise {
+        let parsed = (|| -> Result<_> {
+            Ok((id_arg(&root_session_id, "rootSessionId")?, link_signal_or_options(signal, "signal")?))
+        })();
+        let (root, link) = match parsed {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move {
+            let rows = rt.list_descendants(&root, link.signal()).await.map_err(|e| link.error(e))?;
+            Ok(rows.iter().map(live_row_to_js).collect::<Array>().into())
+        })
+    }
+
+    /// Closes admission for these trees and stops their members child-first.
+    #[wasm_bindgen(js_name = drainDescendants, unchecked_return_type = "Promise<void>")]
+    pub fn drain_descendants(&self, #[wasm_bindgen(unchecked_param_type = "Agent[]")] roots: JsValue) -> Promise {
+        let parsed = (|| -> Result<Vec<Agent>> {
+            let list = super::convert::array_arg(&roots, "roots")?;
+            list.iter().map(|r| self.agent(&r, "root")).collect()
+        })();
+        let roots = match parsed {
+            Ok(r) => r,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move {
+            rt.drain_descendants(&roots).await.map_err(to_js)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Waits while the root's tree works; resolves whether any work was joined.
+    #[wasm_bindgen(js_name = waitForTreeWork, unchecked_return_type = "Promise<boolean>")]
+    pub fn wait_for_tree_work(&self, #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue) -> Promise {
+        let root = match self.agent(&root, "root") {
+            Ok(r) => r,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move { Ok(JsValue::from_bool(rt.wait_for_tree_work(&root).await.map_err(to_js)?)) })
+    }
+
+    /// Registers a provider; returns the disposer that removes exactly this registration.
+    #[wasm_bindgen(js_name = registerProvider, unchecked_return_type = "() => void")]
+    pub fn register_provider(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "SubagentProvider")] provider: JsValue,
+    ) -> JsResult<JsValue> {
+        let provider = JsProvider::new(provider, self.id).map_err(to_js)?;
+        let token = self.rt.register_provider(Rc::new(provider)).map_err(to_js)?;
+        Ok(make_disposer("unregister", self.id, token as f64))
+    }
+
+    /// The provider registered under `name` (built-ins as a descriptor), or undefined.
+    #[wasm_bindgen(js_name = getProvider, unchecked_return_type = "SubagentProvider | undefined")]
+    pub fn get_provider(&self, #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> JsValue {
+        let Some(name) = name.as_string() else { return JsValue::UNDEFINED };
+        let Some(provider) = self.rt.get_provider(&name) else { return JsValue::UNDEFINED };
+        if let Some(obj) = provider.host_object().and_then(|h| h.downcast_ref::<JsValue>().cloned()) {
+            return obj;
+        }
+        let caps = provider.capabilities();
+        let c = Object::new();
+        set(&c, "agentOptions", &caps.agent_options.into());
+        set(&c, "agentPreset", &caps.agent_preset.into());
+        set(&c, "outputSchema", &caps.output_schema.into());
+        set(&c, "depthLimit", &caps.depth_limit.into());
+        let obj = Object::new();
+        set(&obj, "name", &JsValue::from_str(&provider.name()));
+        set(&obj, "capabilities", &Object::freeze(&c));
+        set(&obj, "inheritsParentContext", &provider.inherits_parent_context().into());
+        set(&obj, "builtin", &JsValue::TRUE);
+        Object::freeze(&obj).into()
+    }
+
+    /// Subscribes to a lifecycle event, optionally of one tree root; returns the unsubscriber.
+    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    pub fn on(
+        &self,
+        #[wasm_bindgen(js_name = type, unchecked_param_type = "RuntimeEventType")] kind: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "(event: any) => void")] listener: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "{ root?: string }")] options: Option<JsValue>,
+    ) -> JsResult<JsValue> {
+        let parsed = (|| -> Result<_> {
+            let kind = string_arg(&kind, "type")?;
+            let Some(kind) = EVENT_TYPES.iter().find(|t| **t == kind) else {
+                return Err(invalid(format!("event type {kind:?} must be one of {}", EVENT_TYPES.join(", "))));
+            };
+            let listener: Function = listener
+                .dyn_into()
+                .map_err(|v| invalid(format!("listener must be a function, not {}", describe(&v))))?;
+            let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
+            let root = match options {
+                Some(o) => opt_string(&o, "root", "options")?,
+                None => None,
+            };
+            Ok((*kind, listener, root))
+        })();
+        let (kind, listener, root) = parsed.map_err(to_js)?;
+        let token = self.rt.subscribe(
+            root,
+            Rc::new(move |event: &RuntimeEvent| {
+                let (t, payload) = event_to_js(event);
+                if t == kind {
+                    // A throwing listener must not break the runtime.
+                    let _ = listener.call1(&JsValue::UNDEFINED, &payload);
+                }
+            }),
+        );
+        Ok(make_disposer("unsubscribe", self.id, token as f64))
+    }
+
+    /// The durability barrier: `true` when at least one listener took part.
+    #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
+    pub fn flush(
+        &self,
+        #[wasm_bindgen(js_name = sessionId, unchecked_param_type = "string")] session_id: JsValue,
+    ) -> Promise {
+        let id = match id_arg(&session_id, "sessionId") {
+            Ok(id) => id,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move { Ok(JsValue::from_bool(rt.flush(&id).await.map_err(to_js)?)) })
+    }
+
+    /// Adds a durability listener `(sessionId) => void | Promise<void>`; returns its remover.
+    #[wasm_bindgen(js_name = addFlushListener, unchecked_return_type = "() => void")]
+    pub fn add_flush_listener(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(sessionId: string) => unknown")] listener: JsValue,
+    ) -> JsResult<JsValue> {
+        let f: Function = listener
+            .dyn_into()
+            .map_err(|v| to_js(invalid(format!("a flush listener must be a function, not {}", describe(&v)))))?;
+        let token = self.rt.add_flush_listener(flush_listener(f));
+        Ok(make_disposer("removeFlush", self.id, token as f64))
+    }
+
+    /// The model-facing tools of a live member.
+    #[wasm_bindgen(js_name = toolsFor, unchecked_return_type = "Tool[]")]
+    pub fn tools_for(&self, #[wasm_bindgen(unchecked_param_type = "Agent")] agent: JsValue) -> JsResult<JsValue> {
+        tools_for(&self.rt, self.id, &agent).map_err(to_js)
+    }
+
+    /// Names of the registered providers, in registration order.
+    #[wasm_bindgen(js_name = providerNames, unchecked_return_type = "string[]")]
+    pub fn provider_names(&self) -> Array {
+        self.rt.provider_names().iter().map(|n| JsValue::from_str(n)).collect()
+    }
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const RUNTIME_TYPES: &'static str = r#"
+/** A content block: `{ type: 'text', text }` or any other typed block. */
+export type ContentBlock = { type: string; [key: string]: unknown };
+
+/** Why a run ended; open to more reasons. */
+export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | (string & {});
+
+/** The terminal outcome of a run. */
+export interface SubagentResult {
+  output: ContentBlock[];
+  stopReason: SubagentStopReason;
+  structured?: JsonValue;
+  /** Non-assistant failure detail, at most 4096 UTF-8 bytes. */
+  diagnostic?: string;
+}
+
+/** A started child. `dispose()` returns the same promise on every call. */
+export interface SubagentActivation {
+  readonly childId: string;
+  /** Full name: `reviewer/checker`, or the Session id below an unnamed creator. */
+  readonly name: string;
+  /** The accepted initial message (local children). */
+  readonly messageId?: string;
+  readonly result: Promise<SubagentResult>;
+  /** The child's live handle (local children). */
+  readonly agent?: Agent;
+  dispose(): Promise<void>;
+}
+
+export interface SubagentCapabilities {
+  readonly agentOptions: boolean;
+  readonly agentPreset: boolean;
+  readonly outputSchema: boolean;
+  readonly depthLimit: boolean;
+}
+
+/** What `prepareContinuable` receives. */
+export interface ContinuableCreateRequest {
+  readonly cwd: string;
+  readonly sessionId: string;
+  readonly parent: Agent;
+  readonly signal: AbortSignal;
+}
+
+/** What `start` receives. */
+export interface ResolvedSubagentStartRequest {
+  readonly cwd: string;
+  readonly agentPreset?: string;
+  readonly label: string;
+  readonly prompt: ContentBlock[];
+  readonly parent: Agent;
+  readonly signal: AbortSignal;
+  readonly agentOptions?: JsonValue;
+  readonly outputSchema?: JsonValue;
+  readonly maxDepth?: number;
+}
+
+/** An external execution handle. */
+export interface SubagentRun {
+  readonly id: string;
+  readonly result: SubagentResult | Promise<SubagentResult>;
+  dispose(): unknown;
+}
+
+/** A registered transport for running children. */
+export interface SubagentProvider {
+  readonly name: string;
+  readonly capabilities: SubagentCapabilities;
+  readonly inheritsParentContext: boolean;
+  readonly agentRouteDefaults?: { provider: string; model: string };
+  prepareContinuable?(request: ContinuableCreateRequest): { seed?: SessionEvent[] } | undefined | Promise<{ seed?: SessionEvent[] } | undefined>;
+  start?(request: ResolvedSubagentStartRequest): SubagentRun | Promise<SubagentRun>;
+}
+
+/** Where a message came from: an agent's words or the runtime's account of a settled child. */
+export type MessageSource =
+  | { kind: 'user' }
+  | { kind: 'agent-message'; form: 'relay'; senderSessionId: string; senderName: string }
+  | {
+      kind: 'subagent-settled';
+      form: 'notice';
+      summary: string;
+      stopReason: SubagentStopReason;
+      senderSessionId: string;
+      senderName: string;
+      structured?: JsonValue;
+      diagnostic?: string;
+    };
+
+export interface InboxMessage {
+  id: string;
+  source: MessageSource;
+  content: ContentBlock[];
+  delivery: 'queue' | 'steer';
+  /** Model-ready text: agents' messages framed as data, naming the sender by full name. */
+  text: string;
+}
+
+/** A tool as handed to a model. */
+export interface Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: JsonValue;
+  call(input: unknown, options?: { signal?: AbortSignal }): Promise<{ content: string; isError: boolean; structured?: JsonValue }>;
+}
+
+/** One turn of a local member, as the host sees it. */
+export interface AgentTurn {
+  readonly sessionId: string;
+  readonly rootId: string;
+  /** Full name: `lead`, `reviewer/checker`, or the Session id. */
+  readonly name: string;
+  readonly parentName?: string;
+  readonly cwd: string;
+  readonly first: boolean;
+  /** Aborts on interrupt, disposal or drain. */
+  readonly signal: AbortSignal;
+  readonly input: InboxMessage[];
+  /** Model-ready input texts, then return guidance on a local child's first turn. */
+  readonly inputText: string[];
+  /** Identity runtime context: this member's full name and its creator's. */
+  readonly context: string;
+  readonly guidance?: string;
+  readonly outputSchema?: JsonValue;
+  readonly agent: Agent;
+  /** The member's model-facing tools. */
+  readonly tools: Tool[];
+  /** Messages steered in since the last call: call at each step of the model loop. */
+  takeSteered(): InboxMessage[];
+}
+
+/** What a turn produced. */
+export interface AgentTurnOutcome {
+  stopReason?: SubagentStopReason;
+  /** Assistant messages in order; the output is the last non-empty one. */
+  messages?: (string | ContentBlock[])[];
+  /** The accumulated assistant text stream (used when no message has content). */
+  text?: string;
+  structured?: JsonValue;
+  diagnostic?: string;
+  usage?: JsonValue;
+}
+
+/** Runs turns of local members: the model loop belongs to the host. */
+export interface AgentHost {
+  runTurn(turn: AgentTurn): AgentTurnOutcome | undefined | Promise<AgentTurnOutcome | undefined>;
+  /** Releases host resources when a member leaves residency. */
+  release?(sessionId: string): unknown;
+}
+
+export interface RuntimeInit {
+  store: SessionStore;
+  host: AgentHost;
+  /** Deepest child depth (the root is 0). Default 1. */
+  maxDepth?: number;
+  /** Live children per root tree; the root takes no slot. Default 8. */
+  capacity?: number;
+  defaultCwd?: string;
+  /** Register the built-in `spawn` and `fork` providers. Default true. */
+  builtinProviders?: boolean;
+  /** Clock in ms (deterministic tests). */
+  now?: () => number;
+  /** Id source (deterministic tests); default random UUIDs. */
+  newId?: (kind: 'session' | 'message') => string;
+}
+
+export interface OpenRootOptions {
+  sessionId?: string;
+  cwd?: string;
+}
+
+export interface ActivationSpec {
+  provider: string;
+  label: string;
+  prompt: string | ContentBlock[];
+  parent: Agent;
+  delivery?: 'parent' | 'caller';
+  name?: string;
+  childId?: string;
+  signal?: AbortSignal;
+  cwd?: string;
+  agentPreset?: string;
+  agentOptions?: JsonValue;
+  outputSchema?: JsonValue;
+  maxDepth?: number;
+}
+
+export interface PromptOptions {
+  delivery?: 'queue' | 'steer';
+  signal?: AbortSignal;
+}
+
+export type InterruptAuthority = { kind: 'user' } | { kind: 'ancestor'; agent: Agent };
+
+export interface SubagentMemberNames {
+  readonly self: string;
+  readonly parent?: string;
+}
+
+/** A listing row with live activity (`running` says nothing about task completion). */
+export type LiveRow = Row & { activity: 'running' | 'inactive' };
+
+export type RuntimeEventType =
+  | 'subagent/start'
+  | 'subagent/end'
+  | 'subagent/catalog'
+  | 'subagent/provider-added'
+  | 'subagent/provider-removed';
+"#;
