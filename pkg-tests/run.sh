@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Tests the built package (pkg/) the way a user gets it: `npm pack`, unpacked
+# into node_modules/subagent-tree, imported by name through its `exports` map.
+# Runs the node --test suites (incl. one headless-Chromium and one workerd
+# smoke test) and a strict tsc check of a TypeScript consumer.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if [ ! -f ../pkg/package.json ]; then
+  echo "pkg-tests: ../pkg is missing; build it with 'make pkg'" >&2
+  exit 1
+fi
+if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/miniflare ] || [ ! -d node_modules/typescript ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd ../pkg && npm pack --silent --pack-destination "$tmp" >/dev/null)
+rm -rf node_modules/subagent-tree
+mkdir -p node_modules/subagent-tree
+tar xzf "$tmp"/subagent-tree-*.tgz -C node_modules/subagent-tree --strip-components=1
+echo "pkg-tests: installed $(ls "$tmp") into node_modules/subagent-tree"
+
+echo "== node --test"
+node --test --test-reporter=spec test/*.test.mjs
+
+echo "== tsc --noEmit --strict (types/consumer.ts)"
+node_modules/.bin/tsc -p types
+echo "pkg-tests: all passed"

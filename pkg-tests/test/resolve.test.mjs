@@ -1,0 +1,99 @@
+// resolveName: lead, full names through only the catalogs along the path,
+// and everything else returned unchanged as a Session id.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolveName } from 'subagent-tree';
+import { c0, c3, note, log, jsStore, memory, rejects, never } from './helpers.mjs';
+
+function logs() {
+  return {
+    root: log([c3('rev', 'reviewer', 'continuable', 'R'), c0('old'), c3('ext', 'runner', 'external'), c3('other', 'other')]),
+    rev: log([note(), c3('chk', 'checker'), c3('chk2', 'checker-2')]),
+    chk: log([c3('deep', 'deep')]),
+    old: log([c3('oldkid', 'kid')]),
+    other: log([c3('o1', 'o1')]),
+    o1: [],
+    ext: log([c3('hidden', 'hidden')]),
+  };
+}
+
+test('lead resolves to the root without reading anything', async () => {
+  const store = jsStore(logs());
+  assert.equal(await resolveName(store, 'root', 'lead'), 'root');
+  assert.equal(store.calls.read.length, 0);
+});
+
+test('a full name resolves by reading only the catalogs along its path', async () => {
+  for (const batch of [false, true]) {
+    const store = jsStore(logs(), { batch });
+    assert.equal(await resolveName(store, 'root', 'reviewer/checker/deep'), 'deep');
+    assert.deepEqual(store.calls.read, ['root', 'rev', 'chk']);
+    assert.equal(store.calls.readMany.length, 0);
+  }
+  const store = jsStore(logs());
+  assert.equal(await resolveName(store, 'root', 'reviewer'), 'rev');
+  assert.deepEqual(store.calls.read, ['root']);
+  assert.equal(await resolveName(await memory(logs()), 'root', 'reviewer/checker-2'), 'chk2');
+  // Resolution is relative to the given root.
+  assert.equal(await resolveName(jsStore(logs()), 'rev', 'checker/deep'), 'deep');
+});
+
+test('a path ending at an external entry resolves; one through it does not', async () => {
+  assert.equal(await resolveName(jsStore(logs()), 'root', 'runner'), 'ext');
+  const store = jsStore(logs());
+  await rejects(resolveName(store, 'root', 'runner/hidden'), 'UNKNOWN_AGENT');
+  assert.deepEqual(store.calls.read, ['root'], 'an external entry is never read');
+});
+
+test('a missing segment is UNKNOWN_AGENT naming the reference', async () => {
+  const store = jsStore(logs());
+  const e = await rejects(resolveName(store, 'root', 'reviewer/nobody/deep'), 'UNKNOWN_AGENT', '"reviewer/nobody/deep"');
+  assert.deepEqual(store.calls.read, ['root', 'rev']);
+  await rejects(resolveName(jsStore(logs()), 'root', 'nobody'), 'UNKNOWN_AGENT');
+  await rejects(resolveName(jsStore(logs()), 'missing-root', 'reviewer'), 'UNKNOWN_AGENT');
+  // Names under an unnamed historical child are not reachable by path.
+  await rejects(resolveName(jsStore(logs()), 'root', 'kid'), 'UNKNOWN_AGENT');
+  assert.ok(e.message.length < 300);
+});
+
+test('anything else is returned unchanged as a Session id, without reading', async () => {
+  const store = jsStore(logs());
+  for (const id of ['0b0e7c1e-8c0a-4f7e-9d8b-2f4a6c1d3e5f', 'lead/reviewer', 'Reviewer', 'a//b', '', 'x y', 'rev']) {
+    const expected = id === 'rev' ? 'deep-not-this' : id;
+    if (id === 'rev') continue; // 'rev' is a valid name: it would be looked up as a path
+    assert.equal(await resolveName(store, 'root', id), expected);
+  }
+  assert.equal(store.calls.read.length, 0);
+  // Grants no authority: a Session id that is in no tree comes back as is.
+  assert.equal(await resolveName(store, 'root', 'SESSION-OF-SOMEONE-ELSE'), 'SESSION-OF-SOMEONE-ELSE');
+});
+
+test('store failures along the path reject; abort rejects with CANCELLED', async () => {
+  const boom = new Error('down');
+  const e = await rejects(resolveName({ read() { throw boom; } }, 'root', 'reviewer'), 'PERSISTENCE_UNAVAILABLE');
+  assert.equal(e.cause, boom);
+  const failing = jsStore(logs());
+  const read = failing.read;
+  failing.read = (id, o) => (id === 'rev' ? Promise.reject(boom) : read(id, o));
+  await rejects(resolveName(failing, 'root', 'reviewer/checker'), 'PERSISTENCE_UNAVAILABLE');
+  await rejects(resolveName(jsStore({ root: log([{ type: 'subagent/catalog', payload: {} }]) }), 'root', 'x'), 'CORRUPT_CATALOG');
+
+  const reason = new Error('stop');
+  const pre = await rejects(resolveName(jsStore(logs()), 'root', 'lead', { signal: AbortSignal.abort(reason) }), 'CANCELLED');
+  assert.equal(pre.cause, reason);
+  const controller = new AbortController();
+  const pending = resolveName({ read: never }, 'root', 'reviewer', { signal: controller.signal });
+  setTimeout(() => controller.abort(reason), 5);
+  assert.equal((await rejects(pending, 'CANCELLED')).cause, reason);
+});
+
+test('resolveName validates its arguments', async () => {
+  const store = jsStore(logs());
+  await rejects(resolveName(store, 'root', 42), 'INVALID_ARGUMENT');
+  await rejects(resolveName(store, 'root', undefined), 'INVALID_ARGUMENT');
+  await rejects(resolveName(store, '', 'lead'), 'INVALID_ARGUMENT');
+  await rejects(resolveName(store, null, 'lead'), 'INVALID_ARGUMENT');
+  await rejects(resolveName(null, 'root', 'lead'), 'INVALID_ARGUMENT');
+  await rejects(resolveName(store, 'root', 'lead', 5), 'INVALID_ARGUMENT');
+  await rejects(resolveName(store, 'root', 'lead', { signal: {} }), 'INVALID_ARGUMENT', 'signal');
+});

@@ -1,0 +1,107 @@
+// A small TypeScript consumer of the package's .d.ts, checked with
+// `tsc --noEmit --strict`. `@ts-expect-error` lines must stay errors.
+import {
+  MemoryStore,
+  SubagentError,
+  decodeCatalogPayload,
+  defaultName,
+  errorCodes,
+  init,
+  isValidName,
+  listDescendants,
+  parseAgentRef,
+  projectCatalog,
+  resolveName,
+  validateName,
+} from 'subagent-tree';
+import type {
+  AgentRef,
+  CatalogEntry,
+  ChildRow,
+  DiagnosticRow,
+  Row,
+  SessionEvent,
+  SessionStore,
+  SubagentErrorCode,
+} from 'subagent-tree';
+
+export async function tour(signal: AbortSignal): Promise<string[]> {
+  await init();
+  const ok: boolean = isValidName('reviewer');
+  const name: string = validateName('reviewer');
+  const next: string = defaultName(['agent-1']);
+  const ref: AgentRef = parseAgentRef('reviewer/checker');
+  if (ref.kind === 'path') {
+    const segments: string[] = ref.segments;
+    void segments;
+  } else if (ref.kind === 'session') {
+    const id: string = ref.id;
+    void id;
+  }
+  const entry: CatalogEntry = decodeCatalogPayload({ version: 3, childId: 'c', childCreatedAt: 1, mode: 'one-shot', name: 'c' });
+  const label: string | undefined = entry.label;
+  const events: SessionEvent[] = [{ seq: 0, type: 'subagent/catalog', payload: { version: 0 } }];
+  const entries: CatalogEntry[] = projectCatalog(events, { inheritedEventCount: 0 });
+  projectCatalog(events);
+
+  const memory = new MemoryStore();
+  await memory.append('root', events);
+  const read: SessionEvent[] | null = await memory.read('root');
+  await memory.read('root', { types: ['subagent/catalog'], fromSeq: 1, signal });
+  const many: (SessionEvent[] | null)[] = await memory.readMany(['root']);
+  const flushed: boolean = await memory.flush('root');
+
+  // Any object with read (and optionally readMany) is a store; methods may be sync or async.
+  const custom: SessionStore = {
+    append: () => undefined,
+    read: (_id, options) => (options.signal?.aborted ? null : []),
+    readMany: async (ids) => ids.map(() => null),
+  };
+  const rows: Row[] = await listDescendants(custom, 'root', { signal });
+  await listDescendants(memory, 'root');
+  const out: string[] = [];
+  for (const row of rows) {
+    if (row.kind === 'child') {
+      const child: ChildRow = row;
+      out.push(child.path ?? child.id, String(child.hasChildren), child.mode);
+    } else {
+      const diagnostic: DiagnosticRow = row;
+      out.push(diagnostic.reason);
+    }
+  }
+  const id: string = await resolveName(memory, 'root', 'lead', { signal });
+
+  try {
+    validateName('Lead');
+  } catch (e) {
+    if (e instanceof SubagentError) {
+      const code: SubagentErrorCode = e.code;
+      const sentence: string = e.message;
+      out.push(code, sentence, e.name);
+    }
+  }
+  const codes: readonly SubagentErrorCode[] = errorCodes;
+  const made = new SubagentError('UNAUTHORIZED', 'no', { cause: 1 });
+
+  // @ts-expect-error names are strings
+  isValidName(3);
+  // @ts-expect-error a diagnostic row has no hasChildren until narrowed
+  rows[0]?.hasChildren;
+  // @ts-expect-error segments exist only on a path reference
+  parseAgentRef('x').segments;
+  // @ts-expect-error a store needs read
+  await listDescendants({ append: () => undefined }, 'root');
+  // @ts-expect-error unknown option
+  await listDescendants(memory, 'root', { signl: signal });
+  // @ts-expect-error codes are a closed union
+  new SubagentError('NOT_A_CODE', 'x');
+  // @ts-expect-error errorCodes is read-only
+  errorCodes.push('CANCELLED');
+  // @ts-expect-error modes are a closed union
+  const badMode: CatalogEntry['mode'] = 'sometimes';
+  // @ts-expect-error inheritedEventCount is a number
+  projectCatalog(events, { inheritedEventCount: '3' });
+
+  void [ok, name, next, label, entries, read, many, flushed, id, codes, made, badMode];
+  return out;
+}
