@@ -344,3 +344,23 @@ test('class-based stores with prototype methods work', async () => {
   }
   assert.deepEqual(await listDescendants(new LogStore(fixture()), 'root'), EXPECTED);
 });
+
+test('re-entrancy: a store that aborts synchronously, or calls the library from inside read', async () => {
+  const controller = new AbortController();
+  const syncAbort = { read(id, { signal }) { controller.abort('from inside'); return signal.aborted ? [] : null; } };
+  const e = await rejects(listDescendants(syncAbort, 'root', { signal: controller.signal }), 'CANCELLED');
+  assert.equal(e.cause, 'from inside');
+
+  const inner = await memory(fixture());
+  const nested = {
+    async read(id, options) {
+      // A nested listing and a write, from inside the outer listing's read.
+      const rows = await listDescendants(inner, 'rev');
+      assert.equal(rows[0].id, 'chk');
+      if (id === 'deep') await inner.append('deep', log([note()]));
+      return inner.read(id, options);
+    },
+  };
+  assert.deepEqual(await listDescendants(nested, 'root'), EXPECTED);
+  assert.equal((await inner.read('deep')).length, 1);
+});
