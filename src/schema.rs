@@ -90,8 +90,8 @@ enum Seg<'a> {
     Index(usize),
 }
 
-/// The RFC 6901 pointer of `path`, `the root` when empty, cut after
-/// [`MAX_POINTER_LEN`] bytes.
+/// The RFC 6901 pointer of `path` (control characters escaped), `the root`
+/// when empty, cut after [`MAX_POINTER_LEN`] bytes.
 fn pointer(path: &[Seg]) -> String {
     if path.is_empty() {
         return "the root".to_owned();
@@ -105,7 +105,12 @@ fn pointer(path: &[Seg]) -> String {
                     match c {
                         '~' => out.push_str("~0"),
                         '/' => out.push_str("~1"),
+                        // Keep the sentence on one line.
+                        c if c.is_control() => out.extend(c.escape_debug()),
                         c => out.push(c),
+                    }
+                    if out.len() > MAX_POINTER_LEN {
+                        break;
                     }
                 }
             }
@@ -642,6 +647,10 @@ mod tests {
         assert_eq!(
             rejects(json!({"type":"object","properties":{"a":{"type":"array","items":{"$ref":"#"}}}})),
             "output schema keyword \"$ref\" at /properties/a/items is not supported"
+        );
+        assert_eq!(
+            rejects(json!({"type":"object","properties":{"a\nb":{"not":{}}}})),
+            "output schema keyword \"not\" at /properties/a\\nb is not supported"
         );
         // Pointers escape `~` and `/` (RFC 6901); huge keys are cut.
         assert_eq!(
