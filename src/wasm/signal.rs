@@ -51,6 +51,8 @@ impl Link {
         let core = signal.clone();
         let listener = Closure::<dyn FnMut()>::new(move || core.abort());
         if let Err(e) = add.call2(&js, &JsValue::from_str("abort"), listener.as_ref()) {
+            // The hostile signal may have kept the listener anyway: keep it callable.
+            listener.forget();
             return Err(invalid(format!("{name}.addEventListener failed ({})", super::error::describe_thrown(&e))));
         }
         Ok(Link { signal, js: Some(js), listener: Some(listener) })
