@@ -48,6 +48,7 @@ for entry in node.js web.js workerd.js; do
   sed "s#__SNIPPET__#./$snippet#" "src/wasm/js/$entry" > "$OUT/$entry"
 done
 cp src/wasm/js/index.d.ts "$OUT/index.d.ts"
+cp -r src/wasm/js/web "$OUT/web"   # <subagent-tree> element, IndexedDB store, TreeLock (browser)
 sed -e "s#__VERSION__#$version#" -e "s#__DESCRIPTION__#$description#" src/wasm/js/package.json > "$OUT/package.json"
 rm -f "$OUT/.gitignore"
 

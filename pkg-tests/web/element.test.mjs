@@ -1,0 +1,318 @@
+// <subagent-tree> in headless Chromium, over stores written directly (no runtime needed):
+// names, labels, modes, depth, diagnostics, lazy expansion with re-based names,
+// keyboard navigation and selection, live events, and hostile text.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openFixture, screenshot, startSite } from './helpers.mjs';
+
+let site, browser, context;
+before(async () => {
+  site = await startSite();
+  browser = await launch();
+  context = await browser.newContext({ viewport: { width: 900, height: 600 } });
+});
+after(async () => {
+  await browser?.close();
+  await site?.close();
+});
+
+const TREE = {
+  id: 'root-1',
+  children: [
+    {
+      id: 's-reviewer',
+      name: 'reviewer',
+      label: 'Review the diff',
+      children: [
+        { id: 's-checker', name: 'checker', label: 'Run the checks', mode: 'one-shot' },
+        { id: 's-linter', name: 'linter', label: 'Lint', children: [{ id: 's-deep', name: 'deep', label: 'Deeper' }] },
+      ],
+    },
+    { id: 's-writer', name: 'writer', label: 'Draft the notes' },
+    { id: 's-runner', name: 'runner', label: 'External build', mode: 'external' },
+    // A historical child without a name (payload v0): its full name is its Session id, and so are its children's.
+    {
+      id: 's-old',
+      payload: { version: 0, childId: 's-old', childCreatedAt: 1, mode: 'continuable', label: 'Old task' },
+      children: [{ id: 's-old-kid', name: 'kid', label: 'Under an unnamed creator' }],
+    },
+    { id: 's-missing', name: 'ghost', label: 'Never written', missing: true },
+    { id: 's-unknown', payload: { version: 1, childId: 's-unknown', childCreatedAt: 2, mode: 'unknown' } },
+  ],
+};
+
+/** Mounts an element over a fresh MemoryStore seeded with `tree`; resolves the visible items. */
+async function mount(page, tree, props = {}) {
+  return page.evaluate(
+    async ({ tree, props }) => {
+      document.body.replaceChildren();
+      const store = window.counting(new window.lib.MemoryStore());
+      await window.seed(store, tree);
+      store.stats.read = store.stats.readMany = 0;
+      store.stats.ids.length = 0;
+      const el = document.createElement('subagent-tree');
+      Object.assign(el, props);
+      el.store = store;
+      el.rootId = tree.id;
+      document.body.append(el);
+      window.el = el;
+      window.store = store;
+      window.selects = [];
+      el.addEventListener('select', (e) => window.selects.push(e.detail));
+      await el.ready;
+      return window.items(el);
+    },
+    { tree, props },
+  );
+}
+
+const visible = (page) => page.evaluate(() => window.items(window.el));
+
+describe('<subagent-tree> over a store', () => {
+  test('renders full names, labels, modes, depth, disclosure and disabled diagnostic rows', async () => {
+    const page = await openFixture(context, site.url);
+    const rows = await mount(page, TREE);
+    const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
+    assert.deepEqual(
+      rows.map((r) => [r.name, r.level]),
+      [
+        ['lead', 1],
+        ['reviewer', 2],
+        ['reviewer/checker', 3],
+        ['reviewer/linter', 3],
+        ['writer', 2],
+        ['runner', 2],
+        ['s-old', 2],
+        ['s-old-kid', 3],
+        ['s-missing', 2],
+        ['s-unknown', 2],
+      ],
+    );
+    assert.equal(byName.reviewer.label, 'Review the diff');
+    assert.equal(byName.reviewer.mode, 'continuable');
+    assert.equal(byName['reviewer/checker'].mode, 'one-shot');
+    assert.equal(byName.runner.mode, 'external');
+    assert.equal(byName.lead.expanded, 'true');
+    assert.equal(byName.reviewer.expanded, 'true');
+    assert.equal(byName['reviewer/linter'].expanded, 'false', 'a deeper branch starts collapsed');
+    assert.equal(byName.writer.expanded, null, 'a leaf has no aria-expanded');
+    assert.equal(byName['s-missing'].reason, 'unavailable');
+    assert.equal(byName['s-missing'].disabled, 'true');
+    assert.equal(byName['s-unknown'].reason, 'unsupported');
+    assert.equal(byName['s-unknown'].disabled, 'true');
+    assert.equal(byName.reviewer.activity, undefined, 'no activity without a live runtime');
+    // ARIA structure.
+    const aria = await page.evaluate(() => {
+      const root = window.el.shadowRoot;
+      return {
+        tree: root.querySelectorAll('[role="tree"]').length,
+        label: root.querySelector('[role="tree"]').getAttribute('aria-label'),
+        groups: root.querySelectorAll('[role="treeitem"] > [role="group"]').length,
+        tabbable: root.querySelectorAll('[role="treeitem"][tabindex="0"]').length,
+      };
+    });
+    assert.deepEqual(aria, { tree: 1, label: 'Agent tree', groups: 3, tabbable: 1 });
+    // A disabled row cannot be selected by click.
+    await page.locator('subagent-tree [data-session-id="s-missing"] > .row').click();
+    assert.deepEqual(await page.evaluate(() => window.selects), []);
+    await page.locator('subagent-tree [data-session-id="s-reviewer"] > .row').click();
+    assert.deepEqual(await page.evaluate(() => window.selects), [{ sessionId: 's-reviewer', name: 'reviewer' }]);
+    await screenshot(page, 'element-store-tree', page.locator('subagent-tree'));
+    page.check();
+    await page.close();
+  });
+
+  test('reads deep branches only when expanded, re-basing depth and full names', async () => {
+    const page = await openFixture(context, site.url);
+    const chain = (names) =>
+      names.length ? [{ id: `s-${names[0]}`, name: names[0], label: names[0].toUpperCase(), children: chain(names.slice(1)) }] : [];
+    const rows = await mount(page, { id: 'root-chain', children: chain(['a', 'b', 'c', 'd', 'e', 'f']) });
+    assert.deepEqual(
+      rows.map((r) => [r.name, r.level, r.expanded]),
+      [
+        ['lead', 1, 'true'],
+        ['a', 2, 'true'],
+        ['a/b', 3, 'false'],
+      ],
+    );
+    const read = await page.evaluate(() => [...window.store.stats.ids]);
+    assert.deepEqual(read, ['root-chain', 's-a', 's-b'], 'catalogs below the listed depth are not read');
+    // Expanding a/b lists from its own id: its catalog, c's and d's.
+    await page.locator('subagent-tree [data-session-id="s-b"]').focus();
+    await page.keyboard.press('ArrowRight');
+    await page.waitForFunction(() => window.items(window.el).some((r) => r.name === 'a/b/c/d'));
+    assert.deepEqual(
+      (await visible(page)).map((r) => [r.name, r.level, r.expanded]),
+      [
+        ['lead', 1, 'true'],
+        ['a', 2, 'true'],
+        ['a/b', 3, 'true'],
+        ['a/b/c', 4, 'true'],
+        ['a/b/c/d', 5, 'false'],
+      ],
+    );
+    assert.deepEqual(await page.evaluate(() => window.store.stats.ids.slice(3)), ['s-b', 's-c', 's-d']);
+    const info = await page.evaluate(() => window.el.nodeInfo('s-d'));
+    assert.equal(info.depth, 4);
+    assert.equal(info.hasChildren, true);
+    assert.equal(info.loaded, false);
+    page.check();
+    await page.close();
+  });
+
+  test('keyboard: arrows, Home, End, Left/Right disclosure, Enter and Space select', async () => {
+    const page = await openFixture(context, site.url);
+    await mount(page, TREE);
+    const focused = async () => (await visible(page)).find((r) => r.focused)?.name;
+    await page.locator('subagent-tree [data-session-id="root-1"]').focus();
+    assert.equal(await focused(), 'lead');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await focused(), 'reviewer');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await focused(), 'reviewer/checker');
+    await page.keyboard.press('ArrowLeft'); // a leaf: to its parent
+    assert.equal(await focused(), 'reviewer');
+    await page.keyboard.press('ArrowLeft'); // expanded: collapse
+    let rows = await visible(page);
+    assert.equal(rows.find((r) => r.name === 'reviewer').expanded, 'false');
+    assert.ok(!rows.some((r) => r.name === 'reviewer/checker'));
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await focused(), 'writer', 'Down skips a collapsed branch');
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.press('ArrowRight'); // collapsed: expand
+    assert.equal((await visible(page)).find((r) => r.name === 'reviewer').expanded, 'true');
+    await page.keyboard.press('ArrowRight'); // expanded: first child
+    assert.equal(await focused(), 'reviewer/checker');
+    await page.keyboard.press('End');
+    assert.equal(await focused(), 's-unknown');
+    await page.keyboard.press('Enter'); // disabled: no selection
+    await page.keyboard.press('Home');
+    assert.equal(await focused(), 'lead');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press(' ');
+    assert.deepEqual(await page.evaluate(() => window.selects), [
+      { sessionId: 'root-1', name: 'lead' },
+      { sessionId: 's-reviewer', name: 'reviewer' },
+    ]);
+    rows = await visible(page);
+    assert.deepEqual(
+      rows.filter((r) => r.selected === 'true').map((r) => r.name),
+      ['reviewer'],
+    );
+    assert.equal(rows.filter((r) => r.tabindex === 0).length, 1, 'one roving tab stop');
+    await screenshot(page, 'element-keyboard', page.locator('subagent-tree'));
+    page.check();
+    await page.close();
+  });
+
+  test('renders the same tree from the IndexedDB store', async () => {
+    const page = await openFixture(context, site.url);
+    const rows = await page.evaluate(async (tree) => {
+      await window.lib.IndexedDBStore.deleteDatabase('element-idb');
+      const store = await window.lib.IndexedDBStore.open('element-idb');
+      await window.seed(store, tree);
+      const el = document.createElement('subagent-tree');
+      el.store = store;
+      el.rootId = tree.id;
+      document.body.append(el);
+      await el.ready;
+      return window.items(el).map((r) => [r.name, r.level, r.reason ?? r.mode ?? null]);
+    }, TREE);
+    assert.equal(rows.length, 10);
+    assert.deepEqual(rows.slice(0, 4), [
+      ['lead', 1, null],
+      ['reviewer', 2, 'continuable'],
+      ['reviewer/checker', 3, 'one-shot'],
+      ['reviewer/linter', 3, 'continuable'],
+    ]);
+    page.check();
+    await page.close();
+  });
+
+  test('follows live events from a runtime without reading again', async () => {
+    const page = await openFixture(context, site.url);
+    const result = await page.evaluate(async () => {
+      // A stand-in with the runtime's listing and event shapes.
+      const listeners = new Map();
+      let listings = 0;
+      const runtime = {
+        async listDescendants(id) {
+          listings++;
+          if (id !== 'root-live') return [];
+          return [
+            { kind: 'child', id: 's-a', parentId: 'root-live', depth: 1, mode: 'continuable', label: 'A', name: 'alpha', path: 'alpha', hasChildren: false, activity: 'running' },
+          ];
+        },
+        on(type, listener, options) {
+          listeners.set(type, { listener, root: options?.root });
+          return () => listeners.delete(type);
+        },
+      };
+      const emit = (type, detail) => listeners.get(type)?.listener(detail);
+      const el = document.createElement('subagent-tree');
+      el.runtime = runtime;
+      el.root = { sessionId: 'root-live', name: 'lead' };
+      document.body.replaceChildren(el);
+      await el.ready;
+      const steps = [window.items(el).map((r) => [r.name, r.activity ?? null])];
+      emit('subagent/catalog', {
+        rootSessionId: 'root-live',
+        parentSessionId: 's-a',
+        entry: { id: 's-b', createdAt: 5, mode: 'continuable', label: 'B', name: 'beta' },
+      });
+      emit('subagent/start', { provider: 'spawn', id: 's-b', parentSessionId: 's-a', rootSessionId: 'root-live', name: 'alpha/beta', label: 'B', mode: 'continuable' });
+      steps.push(window.items(el).map((r) => [r.name, r.activity ?? null, r.level]));
+      emit('subagent/end', { provider: 'spawn', id: 's-a', parentSessionId: 'root-live', rootSessionId: 'root-live', name: 'alpha', label: 'A', mode: 'continuable', stopReason: 'completed' });
+      // A duplicate catalog fact and one for an unknown parent change nothing.
+      emit('subagent/catalog', { rootSessionId: 'root-live', parentSessionId: 's-a', entry: { id: 's-b', createdAt: 5, mode: 'continuable', label: 'B', name: 'beta' } });
+      emit('subagent/catalog', { rootSessionId: 'root-live', parentSessionId: 'nobody', entry: { id: 's-x', createdAt: 6, mode: 'continuable', label: 'X', name: 'x' } });
+      steps.push(window.items(el).map((r) => [r.name, r.activity ?? null]));
+      const roots = [...listeners.values()].map((l) => l.root);
+      el.remove();
+      return { steps, listings, roots, after: listeners.size };
+    });
+    assert.deepEqual(result.steps[0], [
+      ['lead', null],
+      ['alpha', 'running'],
+    ]);
+    assert.deepEqual(result.steps[1], [
+      ['lead', null, 1],
+      ['alpha', 'running', 2],
+      ['alpha/beta', 'running', 3],
+    ]);
+    assert.deepEqual(result.steps[2], [
+      ['lead', null],
+      ['alpha', 'inactive'],
+      ['alpha/beta', 'running'],
+    ]);
+    assert.equal(result.listings, 1, 'live events never re-list');
+    assert.deepEqual(result.roots, ['root-live', 'root-live', 'root-live'], 'listeners are scoped to the root');
+    assert.equal(result.after, 0, 'listeners are removed when the element leaves the page');
+    page.check();
+    await page.close();
+  });
+
+  test('hostile labels and ids stay text: nothing executes, no element is created', async () => {
+    const page = await openFixture(context, site.url);
+    const hostile = '<img src=x onerror=alert(1)>';
+    const rows = await mount(page, {
+      id: 'root-hostile',
+      children: [
+        { id: 's-h1', name: 'evil', label: hostile },
+        { id: '<img src=y onerror=alert(2)>', payload: { version: 0, childId: '<img src=y onerror=alert(2)>', childCreatedAt: 1, mode: 'continuable', label: '<script>alert(3)</script>' } },
+      ],
+    });
+    assert.equal(rows.find((r) => r.name === 'evil').label, hostile);
+    assert.equal(rows[2].name, '<img src=y onerror=alert(2)>');
+    assert.equal(rows[2].label, '<script>alert(3)</script>');
+    await page.waitForTimeout(300); // an injected onerror would have fired by now
+    const injected = await page.evaluate(() => ({
+      light: document.querySelectorAll('img, script:not([type="module"])').length,
+      shadow: window.el.shadowRoot.querySelectorAll('img, script').length,
+    }));
+    assert.deepEqual(injected, { light: 0, shadow: 0 });
+    page.check(); // no dialog, no page error
+    await page.close();
+  });
+});

@@ -1,0 +1,98 @@
+// subagent-tree/element: <subagent-tree>, an accessible, live agent-tree view.
+import type { CatalogEntry, CatalogMode, DiagnosticReason, SessionStore } from '../index.js';
+
+/** The part of a live runtime the element uses (a `SubagentRuntime` has it). */
+export interface TreeRuntimeLike {
+  listDescendants(rootSessionId: string, options?: { signal?: AbortSignal }): Promise<unknown[]>;
+  on?(type: string, listener: (detail: any) => void, options?: { root?: string }): () => void;
+}
+
+/** A live agent handle as far as the element needs it. */
+export interface TreeRootLike {
+  readonly sessionId: string;
+  readonly name: string;
+}
+
+export interface SubagentTreeSelectDetail {
+  /** The member's Session id. */
+  sessionId: string;
+  /** Its full name (`lead`, `reviewer/checker`, or its Session id when unnamed). */
+  name: string;
+}
+
+export interface SubagentTreeNodeInfo {
+  sessionId: string;
+  name: string;
+  kind: 'root' | 'child' | 'diagnostic';
+  parentId: string | null;
+  /** Edges from the root (the root is 0). */
+  depth: number;
+  mode?: CatalogMode;
+  label?: string;
+  reason?: DiagnosticReason;
+  hasChildren: boolean;
+  /** Whether its children were listed (deep branches load when expanded). */
+  loaded: boolean;
+  expanded: boolean;
+  activity?: 'running' | 'inactive';
+}
+
+export interface SubagentTreeEventMap extends HTMLElementEventMap {
+  /** A member was selected (click, Enter or Space, or `select()`). */
+  select: CustomEvent<SubagentTreeSelectDetail>;
+  /** A (re)load finished; `count` members below the root are known. */
+  load: CustomEvent<{ rootId: string; count: number }>;
+  /** The tree or a branch could not be read. */
+  error: CustomEvent<{ error: unknown; sessionId?: string }>;
+}
+
+/**
+ * `<subagent-tree>`: renders one agent tree with ARIA tree roles and keyboard
+ * navigation (Up/Down, Left/Right, Home/End, Enter/Space selects).
+ * Attributes: `root-id`, `root-name`, `initial-depth`, `aria-label`.
+ * Parts: `tree`, `item`, `row`, `toggle`, `name`, `label`, `badge`, `mode`,
+ * `activity`, `running`, `inactive`, `reason`, `note`, `group`, `status`.
+ */
+export declare class SubagentTreeElement extends HTMLElement {
+  /** A live runtime: rows carry activity and follow its events. */
+  runtime: TreeRuntimeLike | null;
+  /** The root: a live `Agent` (with `runtime`) or a Session id. */
+  root: TreeRootLike | string | null;
+  /** A store to read the tree from without a runtime. */
+  store: SessionStore | null;
+  /** The root Session id (alternative to `root`). */
+  rootId: string | null;
+  /** The root's full name (default: the root Agent's name, else `lead`). */
+  rootName: string;
+  /** Levels below the root listed up front (default 2); deeper branches are listed when expanded. */
+  initialDepth: number;
+  readonly selectedId: string | null;
+  /** Resolves when the current (re)load has finished. */
+  readonly ready: Promise<void>;
+  /** Reads the tree again, keeping expansion, focus and selection. */
+  refresh(): Promise<void>;
+  /** Applies a `subagent/start`, `subagent/end` or `subagent/catalog` event without reading anything. */
+  applyEvent(
+    type: 'subagent/start' | 'subagent/end' | 'subagent/catalog' | string,
+    detail: { id?: string; parentSessionId?: string; entry?: CatalogEntry } & Record<string, unknown>,
+  ): void;
+  /** Sets (or with `undefined` clears) a member's shown activity. */
+  setActivity(sessionId: string, activity: 'running' | 'inactive' | undefined): void;
+  expand(sessionId: string): Promise<void>;
+  collapse(sessionId: string): void;
+  /** Selects a member; emits `select` unless `emit: false`. Returns false for unknown or disabled rows. */
+  select(sessionId: string, options?: { emit?: boolean; focus?: boolean }): boolean;
+  nodeInfo(sessionId: string): SubagentTreeNodeInfo | null;
+  addEventListener<K extends keyof SubagentTreeEventMap>(
+    type: K,
+    listener: (this: SubagentTreeElement, ev: SubagentTreeEventMap[K]) => unknown,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'subagent-tree': SubagentTreeElement;
+  }
+}

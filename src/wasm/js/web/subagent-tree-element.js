@@ -1,0 +1,787 @@
+// subagent-tree, browser: <subagent-tree>, an accessible view of one agent
+// tree. It renders from a live runtime (`el.runtime = runtime; el.root =
+// rootAgentOrId`: rows carry `running`/`inactive` activity and follow
+// `subagent/start`, `subagent/end` and `subagent/catalog` live) or from a
+// store alone (`el.store = store; el.rootId = id`). Text from the tree (names,
+// labels, ids) is only ever set with `textContent`, so untrusted labels stay
+// text. No framework; open shadow DOM; style with `::part(...)` and the
+// `--subagent-tree-*` custom properties.
+//
+// Reading is lazy: from a store, catalogs are read only down to
+// `initialDepth` levels below the root (plus the catalogs of the deepest
+// shown level, to know which of them have children); a deeper branch is
+// listed from its own Session id when expanded, and its depths and full names
+// are re-based onto the node it hangs from. Live updates apply what an event
+// says to what is already shown and read nothing again.
+import { listDescendants } from '../web.js';
+
+const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/catalog'];
+const CATALOG_EVENT = 'subagent/catalog';
+
+const STYLE = `
+:host {
+  display: block;
+  font: var(--subagent-tree-font, 14px/1.4 system-ui, sans-serif);
+  color: var(--subagent-tree-color, #1d2330);
+  --_indent: var(--subagent-tree-indent, 1.1rem);
+  --_accent: var(--subagent-tree-accent, #2458d6);
+}
+:host([hidden]) { display: none; }
+ul { list-style: none; margin: 0; padding: 0; }
+[role="treeitem"] { outline: none; }
+[role="treeitem"] > .row {
+  display: flex; align-items: baseline; gap: 0.45rem; min-width: 0;
+  padding: 0.2rem 0.4rem 0.2rem calc(0.4rem + var(--depth, 0) * var(--_indent));
+  border-radius: 5px; cursor: default; user-select: none;
+}
+[role="treeitem"] > .row:hover { background: var(--subagent-tree-hover, #eef1f7); }
+[role="treeitem"][aria-selected="true"] > .row {
+  background: var(--subagent-tree-selected, #dfe8fb); box-shadow: inset 3px 0 0 var(--_accent);
+}
+[role="treeitem"]:focus-visible > .row { outline: 2px solid var(--_accent); outline-offset: -2px; }
+[role="treeitem"][aria-disabled="true"] > .row { color: var(--subagent-tree-disabled, #8a8f99); cursor: not-allowed; }
+.toggle { flex: none; width: 1rem; text-align: center; color: #6b7280; font-size: 0.75em; cursor: pointer; }
+.toggle.leaf { visibility: hidden; }
+.name { font-weight: 600; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.label { color: #4b5563; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; min-width: 0; }
+.badge {
+  flex: none; font-size: 0.72em; padding: 0 0.4em; border-radius: 999px;
+  border: 1px solid #cfd5df; color: #4b5563; background: #fff;
+}
+.badge.activity.running { border-color: #6cc58a; color: #14672f; background: #e9f8ee; }
+.badge.activity.running::before { content: "● "; }
+.badge.activity.inactive { color: #6b7280; }
+.badge.reason { border-color: #e2b4b4; color: #8a2b2b; background: #fbeeee; }
+.note { color: #8a8f99; font-size: 0.8em; font-style: italic; }
+.status { padding: 0.4rem; color: #6b7280; }
+.status.error { color: #9b1c1c; }
+`;
+
+/** `base` joined with a relative full name (the root `lead` is never a prefix). */
+function joinName(base, rel) {
+  return base === 'lead' ? rel : `${base}/${rel}`;
+}
+
+function text(tag, className, value, part) {
+  const el = document.createElement(tag);
+  if (className) el.className = className;
+  if (part) el.setAttribute('part', part);
+  if (value !== undefined) el.textContent = value;
+  return el;
+}
+
+/**
+ * A store view that reads catalogs only down to `limit` levels below the
+ * listed session: deeper sessions answer an empty catalog without a read
+ * (their rows are dropped by the element and listed on expansion).
+ */
+function depthLimitedStore(store, rootId, limit) {
+  const depth = new Map([[rootId, 0]]);
+  const note = (id, events) => {
+    const d = depth.get(id) ?? 0;
+    if (!Array.isArray(events)) return;
+    for (const e of events) {
+      const child = e && e.type === CATALOG_EVENT && e.payload && e.payload.childId;
+      if (typeof child === 'string' && !depth.has(child)) depth.set(child, d + 1);
+    }
+  };
+  const allowed = (id) => (depth.get(id) ?? 0) <= limit;
+  const view = {
+    append: () => Promise.reject(new Error('read-only view')),
+    async read(id, options) {
+      if (!allowed(id)) return [];
+      const events = await store.read(id, options);
+      note(id, events);
+      return events;
+    },
+  };
+  if (typeof store.readMany === 'function') {
+    view.readMany = async (ids, options) => {
+      const wanted = ids.filter(allowed);
+      const got = wanted.length ? await store.readMany(wanted, options) : [];
+      const byId = new Map();
+      wanted.forEach((id, i) => byId.set(id, got?.[i]));
+      return ids.map((id) => {
+        if (!allowed(id)) return [];
+        const events = byId.get(id);
+        note(id, events);
+        return events;
+      });
+    };
+  }
+  return view;
+}
+
+export class SubagentTreeElement extends HTMLElement {
+  static get observedAttributes() {
+    return ['root-id', 'root-name', 'initial-depth'];
+  }
+
+  #runtime = null;
+  #root = null;
+  #store = null;
+  #rootId = null;
+  #rootName = null;
+  #initialDepth = 2;
+
+  /** id -> node; `children` is null while a branch is not loaded. */
+  #nodes = new Map();
+  #activity = new Map();
+  #rootNode = null;
+  #selected = null;
+  #focused = null;
+  #itemNode = new WeakMap();
+  #serial = 0;
+
+  #controller = null;
+  #unsubscribe = [];
+  #buffer = null; // live events that arrive while a listing is in flight
+  #scheduled = null;
+  #ready = Promise.resolve();
+
+  #tree;
+  #status;
+
+  constructor() {
+    super();
+    const shadow = this.attachShadow({ mode: 'open' });
+    const style = document.createElement('style');
+    style.textContent = STYLE;
+    this.#status = text('div', 'status', undefined, 'status');
+    this.#status.setAttribute('role', 'status');
+    this.#status.hidden = true;
+    this.#tree = document.createElement('ul');
+    this.#tree.setAttribute('role', 'tree');
+    this.#tree.setAttribute('part', 'tree');
+    shadow.append(style, this.#status, this.#tree);
+    this.#tree.addEventListener('keydown', (e) => this.#onKey(e));
+    this.#tree.addEventListener('click', (e) => this.#onClick(e));
+    this.#tree.addEventListener('dblclick', (e) => this.#onDoubleClick(e));
+    this.#tree.addEventListener('focusin', (e) => {
+      const node = this.#nodeOf(e.target);
+      if (node && node !== this.#focused) this.#focus(node, false);
+    });
+  }
+
+  connectedCallback() {
+    this.#syncLabel();
+    this.#schedule();
+  }
+
+  disconnectedCallback() {
+    this.#stop();
+  }
+
+  attributeChangedCallback(name, _old, value) {
+    if (name === 'root-id') this.rootId = value;
+    else if (name === 'root-name') this.rootName = value;
+    else if (name === 'initial-depth') this.initialDepth = value === null ? 2 : Number(value);
+  }
+
+  // ---- inputs ------------------------------------------------------------
+
+  /** A live `SubagentRuntime`; rows then carry activity and follow its events. */
+  get runtime() {
+    return this.#runtime;
+  }
+  set runtime(value) {
+    this.#runtime = value ?? null;
+    this.#schedule();
+  }
+
+  /** The tree's root: a live `Agent` handle (with a runtime) or a Session id. */
+  get root() {
+    return this.#root;
+  }
+  set root(value) {
+    this.#root = value ?? null;
+    this.#schedule();
+  }
+
+  /** A session store to read the tree from (used alone, without a runtime). */
+  get store() {
+    return this.#store;
+  }
+  set store(value) {
+    this.#store = value ?? null;
+    this.#schedule();
+  }
+
+  /** The root Session id (alternative to `root`). */
+  get rootId() {
+    if (typeof this.#root === 'string') return this.#root;
+    if (this.#root && typeof this.#root.sessionId === 'string') return this.#root.sessionId;
+    return this.#rootId;
+  }
+  set rootId(value) {
+    this.#rootId = value ? String(value) : null;
+    this.#schedule();
+  }
+
+  /** The root's full name (`lead` unless it is itself a descendant). */
+  get rootName() {
+    if (this.#rootName) return this.#rootName;
+    if (this.#root && typeof this.#root === 'object' && typeof this.#root.name === 'string') return this.#root.name;
+    return 'lead';
+  }
+  set rootName(value) {
+    this.#rootName = value ? String(value) : null;
+    this.#schedule();
+  }
+
+  /** Levels below the root listed up front (default 2); deeper branches load on expansion. */
+  get initialDepth() {
+    return this.#initialDepth;
+  }
+  set initialDepth(value) {
+    const n = Number(value);
+    this.#initialDepth = Number.isFinite(n) && n >= 1 ? Math.floor(n) : n === Infinity ? Infinity : 2;
+    this.#schedule();
+  }
+
+  /** The selected member's Session id, or null. */
+  get selectedId() {
+    return this.#selected?.id ?? null;
+  }
+
+  /** Resolves when the current (re)load has finished. */
+  get ready() {
+    return this.#ready;
+  }
+
+  /** What the view knows of one member (a copy), or null. */
+  nodeInfo(sessionId) {
+    const n = this.#nodes.get(sessionId);
+    if (!n) return null;
+    return {
+      sessionId: n.id,
+      name: n.fullName,
+      kind: n.kind,
+      parentId: n.parentId,
+      depth: n.depth,
+      mode: n.mode,
+      label: n.label,
+      reason: n.reason,
+      hasChildren: n.hasChildren,
+      loaded: n.children !== null,
+      expanded: n.expanded,
+      activity: this.#activity.get(n.id),
+    };
+  }
+
+  // ---- loading -----------------------------------------------------------
+
+  #schedule() {
+    if (!this.isConnected) return;
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    this.#ready = new Promise((resolve) => {
+      queueMicrotask(() => {
+        this.#scheduled = null;
+        resolve(this.#load());
+      });
+    });
+  }
+
+  /** Reads the tree again, keeping expansion, focus and selection where they still exist. */
+  refresh() {
+    this.#ready = this.#load();
+    return this.#ready;
+  }
+
+  #stop() {
+    this.#controller?.abort();
+    this.#controller = null;
+    for (const off of this.#unsubscribe.splice(0)) {
+      try {
+        off();
+      } catch {
+        // a listener that is already gone
+      }
+    }
+  }
+
+  async #list(sessionId, limit, signal) {
+    if (this.#runtime && typeof this.#runtime.listDescendants === 'function') {
+      return this.#runtime.listDescendants(sessionId, { signal });
+    }
+    if (!this.#store) throw new Error('<subagent-tree> needs a runtime or a store');
+    const store = limit === Infinity ? this.#store : depthLimitedStore(this.#store, sessionId, limit);
+    return listDescendants(store, sessionId, { signal });
+  }
+
+  async #load() {
+    this.#stop();
+    const rootId = this.rootId;
+    const keep = {
+      expanded: new Set([...this.#nodes.values()].filter((n) => n.expanded).map((n) => n.id)),
+      selected: this.#selected?.id,
+      focused: this.#focused?.id,
+      hadFocus: this.shadowRoot.activeElement !== null,
+      fresh: this.#nodes.size === 0,
+    };
+    if (!rootId || (!this.#runtime && !this.#store)) {
+      this.#reset();
+      this.#showStatus(rootId ? 'No store or runtime to read the tree from.' : 'No tree.');
+      return;
+    }
+    const controller = new AbortController();
+    this.#controller = controller;
+    this.#buffer = [];
+    if (this.#runtime && typeof this.#runtime.on === 'function') {
+      for (const type of LIVE_EVENTS) {
+        const off = this.#runtime.on(type, (detail) => this.applyEvent(type, detail), { root: rootId });
+        if (typeof off === 'function') this.#unsubscribe.push(off);
+      }
+    }
+    this.setAttribute('aria-busy', 'true');
+    if (this.#nodes.size === 0) this.#showStatus('Loading…');
+    let rows;
+    try {
+      rows = await this.#list(rootId, this.#initialDepth, controller.signal);
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      this.#buffer = null;
+      this.removeAttribute('aria-busy');
+      this.#reset();
+      this.#showStatus(`The tree could not be read: ${error?.message ?? error}`, true);
+      this.dispatchEvent(new CustomEvent('error', { detail: { error } }));
+      return;
+    }
+    if (controller.signal.aborted) return;
+    this.#reset();
+    this.#status.hidden = true;
+    const live = Boolean(this.#runtime);
+    const root = this.#makeNode({ kind: 'root', id: rootId, parentId: null, depth: 0, fullName: this.rootName, named: true });
+    this.#rootNode = root;
+    // A live runtime lists the whole tree; a store is read down to initialDepth.
+    this.#ingest(rows, root, live ? Infinity : this.#initialDepth, live);
+    // Expansion: what was open before, else the levels listed up front.
+    for (const node of this.#nodes.values()) {
+      node.expanded =
+        node.hasChildren &&
+        node.children !== null &&
+        (keep.fresh ? node.depth < this.#initialDepth : keep.expanded.has(node.id) || node === root);
+    }
+    this.#tree.replaceChildren(this.#renderItem(root));
+    const buffered = this.#buffer;
+    this.#buffer = null;
+    for (const [type, detail] of buffered) this.applyEvent(type, detail);
+    this.#selected = null;
+    const selected = keep.selected && this.#nodes.get(keep.selected);
+    if (selected) this.#setSelected(selected);
+    const focus = (keep.focused && this.#nodes.get(keep.focused)) || selected || root;
+    this.#focus(this.#visible(focus) ? focus : root, keep.hadFocus);
+    this.removeAttribute('aria-busy');
+    this.dispatchEvent(new CustomEvent('load', { detail: { rootId, count: this.#nodes.size - 1 } }));
+  }
+
+  #reset() {
+    this.#nodes.clear();
+    this.#rootNode = null;
+    this.#selected = null;
+    this.#focused = null;
+    this.#tree.replaceChildren();
+  }
+
+  #showStatus(message, isError = false) {
+    this.#status.textContent = message;
+    this.#status.classList.toggle('error', isError);
+    this.#status.hidden = false;
+  }
+
+  #syncLabel() {
+    if (!this.#tree.hasAttribute('aria-label')) {
+      this.#tree.setAttribute('aria-label', this.getAttribute('aria-label') || 'Agent tree');
+    }
+  }
+
+  #makeNode({ kind, id, parentId, depth, mode, label, name, reason, fullName, named }) {
+    const node = {
+      key: `n${++this.#serial}`,
+      kind,
+      id,
+      parentId,
+      depth,
+      mode,
+      label,
+      name,
+      reason,
+      fullName,
+      named,
+      hasChildren: false,
+      children: [],
+      expanded: false,
+      loading: false,
+      error: null,
+      li: null,
+      group: null,
+    };
+    this.#nodes.set(id, node);
+    return node;
+  }
+
+  /**
+   * Adds listing rows taken from `base`'s Session id: depths and full names
+   * are re-based on `base`; rows deeper than `limit` are dropped and their
+   * parents left unloaded (listed when expanded).
+   */
+  #ingest(rows, base, limit, live) {
+    base.children = [];
+    const added = [];
+    for (const row of rows) {
+      if (!row || typeof row.id !== 'string') continue;
+      const parent = row.parentId === base.id ? base : this.#nodes.get(row.parentId);
+      if (!parent) continue;
+      if (row.depth > limit) {
+        parent.hasChildren = true;
+        parent.children = null;
+        continue;
+      }
+      if (this.#nodes.has(row.id)) continue;
+      const named = parent.named && typeof row.name === 'string' && row.kind === 'child';
+      const node = this.#makeNode({
+        kind: row.kind === 'diagnostic' ? 'diagnostic' : 'child',
+        id: row.id,
+        parentId: parent.id,
+        depth: base.depth + row.depth,
+        mode: row.mode,
+        label: row.label,
+        name: row.name,
+        reason: row.reason,
+        fullName: named ? joinName(parent.fullName, row.name) : row.id,
+        named,
+      });
+      if (row.kind === 'child' && row.hasChildren) {
+        node.hasChildren = true;
+        node.children = row.depth === limit ? null : [];
+      }
+      if (parent.children) parent.children.push(node.id);
+      parent.hasChildren = true;
+      added.push(node);
+      if (live && (row.activity === 'running' || row.activity === 'inactive')) this.#activity.set(row.id, row.activity);
+    }
+    return added;
+  }
+
+  // ---- live updates ----------------------------------------------------------
+
+  /**
+   * Applies one runtime event (`subagent/start`, `subagent/end`,
+   * `subagent/catalog` with its payload) to what is shown, reading nothing.
+   * The element calls this for its runtime's events; a follower tab may call
+   * it with events relayed from the tab that drives the tree.
+   */
+  applyEvent(type, detail) {
+    if (!detail || typeof detail !== 'object') return;
+    if (this.#buffer) {
+      this.#buffer.push([type, detail]);
+      return;
+    }
+    if (type === 'subagent/start' || type === 'subagent/end') {
+      if (typeof detail.id !== 'string') return;
+      this.setActivity(detail.id, type === 'subagent/start' ? 'running' : 'inactive');
+    } else if (type === CATALOG_EVENT) {
+      this.#addChild(detail.parentSessionId, detail.entry);
+    }
+  }
+
+  /** Sets (or with `undefined` clears) a member's shown activity. */
+  setActivity(sessionId, activity) {
+    if (activity === undefined) this.#activity.delete(sessionId);
+    else this.#activity.set(sessionId, activity === 'running' ? 'running' : 'inactive');
+    const node = this.#nodes.get(sessionId);
+    if (node?.li) this.#updateRow(node);
+  }
+
+  #addChild(parentId, entry) {
+    const parent = this.#nodes.get(parentId);
+    if (!parent || !entry || typeof entry.id !== 'string' || this.#nodes.has(entry.id)) return;
+    const wasLeaf = !parent.hasChildren;
+    parent.hasChildren = true;
+    if (parent.children === null) {
+      if (parent.li) this.#updateRow(parent);
+      return; // that branch is listed when expanded
+    }
+    const unknown = entry.mode === 'unknown';
+    const named = parent.named && !unknown && typeof entry.name === 'string';
+    const node = this.#makeNode({
+      kind: unknown ? 'diagnostic' : 'child',
+      id: entry.id,
+      parentId: parent.id,
+      depth: parent.depth + 1,
+      mode: unknown ? undefined : entry.mode,
+      label: unknown ? undefined : entry.label,
+      name: entry.name,
+      reason: unknown ? 'unsupported' : undefined,
+      fullName: named ? joinName(parent.fullName, entry.name) : entry.id,
+      named,
+    });
+    parent.children.push(node.id); // a new child has no children yet
+    // A member that just got its first child opens like the levels listed up front.
+    if (wasLeaf && parent.depth < this.#initialDepth) parent.expanded = true;
+    if (parent.li) {
+      if (parent.group) parent.group.append(this.#renderItem(node));
+      this.#updateRow(parent);
+    }
+  }
+
+  // ---- rendering -------------------------------------------------------------
+
+  #renderItem(node) {
+    const li = document.createElement('li');
+    li.setAttribute('role', 'treeitem');
+    li.setAttribute('part', 'item');
+    li.id = node.key;
+    li.tabIndex = -1;
+    li.dataset.sessionId = node.id;
+    const row = text('div', 'row', undefined, 'row');
+    row.id = `${node.key}-row`;
+    li.setAttribute('aria-labelledby', row.id);
+    row.append(
+      text('span', 'toggle', undefined, 'toggle'),
+      text('span', 'name', node.fullName, 'name'),
+    );
+    row.firstChild.setAttribute('aria-hidden', 'true');
+    li.append(row);
+    node.li = li;
+    node.group = null;
+    this.#itemNode.set(li, node);
+    this.#updateRow(node);
+    return li;
+  }
+
+  /** Brings one item's attributes and row text up to date (children are added separately). */
+  #updateRow(node) {
+    const li = node.li;
+    li.setAttribute('aria-level', String(node.depth + 1));
+    li.dataset.name = node.fullName;
+    li.style.setProperty('--depth', String(node.depth));
+    const disabled = node.kind === 'diagnostic';
+    if (disabled) li.setAttribute('aria-disabled', 'true');
+    else li.removeAttribute('aria-disabled');
+    li.setAttribute('aria-selected', String(node === this.#selected));
+    if (node.hasChildren) li.setAttribute('aria-expanded', String(node.expanded));
+    else li.removeAttribute('aria-expanded');
+    if (node.loading) li.setAttribute('aria-busy', 'true');
+    else li.removeAttribute('aria-busy');
+    li.dataset.kind = node.kind;
+
+    const row = li.firstChild;
+    const toggle = row.firstChild;
+    toggle.textContent = node.hasChildren ? (node.expanded ? '▾' : '▸') : '';
+    toggle.classList.toggle('leaf', !node.hasChildren);
+    // Everything after the name is rebuilt from data, as text.
+    while (row.childNodes.length > 2) row.lastChild.remove();
+    row.children[1].textContent = node.fullName;
+    if (node.kind === 'diagnostic') {
+      row.append(text('span', 'badge reason', node.reason ?? 'unavailable', 'badge reason'));
+      row.append(text('span', 'note', 'cannot be shown', 'note'));
+    } else {
+      if (node.label) row.append(text('span', 'label', node.label, 'label'));
+      if (node.kind === 'child' && node.mode) row.append(text('span', 'badge mode', node.mode, 'badge mode'));
+    }
+    const activity = this.#activity.get(node.id);
+    if (activity && node.kind !== 'root') {
+      row.append(text('span', `badge activity ${activity}`, activity, `badge activity ${activity}`));
+    }
+    if (node.loading) row.append(text('span', 'note', 'loading…', 'note'));
+    if (node.error) row.append(text('span', 'note', node.error, 'note error'));
+
+    if (node.expanded && node.children) {
+      if (!node.group) {
+        const group = document.createElement('ul');
+        group.setAttribute('role', 'group');
+        group.setAttribute('part', 'group');
+        for (const id of node.children) {
+          const child = this.#nodes.get(id);
+          if (child) group.append(child.li ?? this.#renderItem(child));
+        }
+        node.group = group;
+        li.append(group);
+      }
+      node.group.hidden = false;
+    } else if (node.group) {
+      node.group.hidden = true;
+    }
+  }
+
+  // ---- expansion, selection, focus ------------------------------------------
+
+  /** Expands a member, listing its branch first when it was not read yet. */
+  async expand(sessionId) {
+    const node = typeof sessionId === 'string' ? this.#nodes.get(sessionId) : sessionId;
+    if (!node || !node.hasChildren || node.expanded || node.loading) return;
+    if (node.children === null) {
+      node.loading = true;
+      node.error = null;
+      if (node.li) this.#updateRow(node);
+      const signal = this.#controller?.signal;
+      const generation = this.#rootNode;
+      try {
+        const live = Boolean(this.#runtime);
+        const rows = await this.#list(node.id, this.#initialDepth, signal);
+        if (generation !== this.#rootNode || !this.#nodes.has(node.id)) return;
+        const added = this.#ingest(rows, node, live ? Infinity : this.#initialDepth, live);
+        // The levels just listed open like the ones listed up front.
+        for (const n of added) {
+          n.expanded = n.hasChildren && n.children !== null && n.depth - node.depth < this.#initialDepth;
+        }
+      } catch (error) {
+        node.loading = false;
+        node.error = 'could not be read';
+        if (node.li) this.#updateRow(node);
+        this.dispatchEvent(new CustomEvent('error', { detail: { error, sessionId: node.id } }));
+        return;
+      }
+      node.loading = false;
+    }
+    node.expanded = true;
+    if (node.li) this.#updateRow(node);
+  }
+
+  /** Collapses a member's branch. */
+  collapse(sessionId) {
+    const node = typeof sessionId === 'string' ? this.#nodes.get(sessionId) : sessionId;
+    if (!node || !node.expanded) return;
+    node.expanded = false;
+    if (this.#focused && this.#isBelow(this.#focused, node)) this.#focus(node, true);
+    if (node.li) this.#updateRow(node);
+  }
+
+  /** Selects a member (expanding the loaded branches above it); emits `select` unless `{emit:false}`. */
+  select(sessionId, { emit = true, focus = true } = {}) {
+    const node = this.#nodes.get(sessionId);
+    if (!node || node.kind === 'diagnostic') return false;
+    for (let p = this.#nodes.get(node.parentId); p; p = this.#nodes.get(p.parentId)) {
+      if (!p.expanded) {
+        p.expanded = true;
+        this.#updateRow(p);
+      }
+    }
+    this.#setSelected(node);
+    if (focus) this.#focus(node, true);
+    if (emit) this.#emitSelect(node);
+    return true;
+  }
+
+  #setSelected(node) {
+    const previous = this.#selected;
+    this.#selected = node;
+    if (previous?.li) previous.li.setAttribute('aria-selected', 'false');
+    if (node?.li) node.li.setAttribute('aria-selected', 'true');
+  }
+
+  #emitSelect(node) {
+    this.dispatchEvent(
+      new CustomEvent('select', { detail: { sessionId: node.id, name: node.fullName }, bubbles: true, composed: true }),
+    );
+  }
+
+  #isBelow(node, ancestor) {
+    for (let p = this.#nodes.get(node.parentId); p; p = this.#nodes.get(p.parentId)) if (p === ancestor) return true;
+    return false;
+  }
+
+  #visible(node) {
+    for (let p = this.#nodes.get(node.parentId); p; p = this.#nodes.get(p.parentId)) if (!p.expanded) return false;
+    return Boolean(node.li);
+  }
+
+  /** Visible items in document order. */
+  #visibleNodes() {
+    const out = [];
+    const walk = (node) => {
+      out.push(node);
+      if (node.expanded && node.children) for (const id of node.children) walk(this.#nodes.get(id));
+    };
+    if (this.#rootNode) walk(this.#rootNode);
+    return out;
+  }
+
+  #focus(node, move) {
+    if (!node?.li) return;
+    if (this.#focused?.li && this.#focused !== node) this.#focused.li.tabIndex = -1;
+    this.#focused = node;
+    node.li.tabIndex = 0;
+    if (move) node.li.focus({ preventScroll: false });
+  }
+
+  #nodeOf(target) {
+    for (let el = target; el && el !== this.#tree; el = el.parentNode) {
+      const node = this.#itemNode.get(el);
+      if (node) return node;
+    }
+    return null;
+  }
+
+  #onClick(event) {
+    const node = this.#nodeOf(event.target);
+    if (!node) return;
+    const onToggle = event.target instanceof Element && event.target.classList.contains('toggle');
+    if (onToggle && node.hasChildren) {
+      if (node.expanded) this.collapse(node);
+      else void this.expand(node);
+      this.#focus(node, true);
+      return;
+    }
+    this.#focus(node, true);
+    if (node.kind !== 'diagnostic') {
+      this.#setSelected(node);
+      this.#emitSelect(node);
+    }
+  }
+
+  #onDoubleClick(event) {
+    const node = this.#nodeOf(event.target);
+    if (!node || !node.hasChildren) return;
+    if (node.expanded) this.collapse(node);
+    else void this.expand(node);
+  }
+
+  #onKey(event) {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    const node = this.#focused;
+    if (!node) return;
+    const visible = this.#visibleNodes();
+    const at = visible.indexOf(node);
+    let handled = true;
+    switch (event.key) {
+      case 'ArrowDown':
+        if (at >= 0 && at + 1 < visible.length) this.#focus(visible[at + 1], true);
+        break;
+      case 'ArrowUp':
+        if (at > 0) this.#focus(visible[at - 1], true);
+        break;
+      case 'ArrowRight':
+        if (node.hasChildren && !node.expanded) void this.expand(node);
+        else if (node.expanded && node.children?.length) this.#focus(this.#nodes.get(node.children[0]), true);
+        break;
+      case 'ArrowLeft':
+        if (node.expanded) this.collapse(node);
+        else if (node.parentId && this.#nodes.get(node.parentId)) this.#focus(this.#nodes.get(node.parentId), true);
+        break;
+      case 'Home':
+        if (visible.length) this.#focus(visible[0], true);
+        break;
+      case 'End':
+        if (visible.length) this.#focus(visible[visible.length - 1], true);
+        break;
+      case 'Enter':
+      case ' ':
+        if (node.kind !== 'diagnostic') {
+          this.#setSelected(node);
+          this.#emitSelect(node);
+        }
+        break;
+      default:
+        handled = false;
+    }
+    if (handled) {
+      event.preventDefault();
+      event.stopPropagation();
+    }
+  }
+}
+
+if (!customElements.get('subagent-tree')) customElements.define('subagent-tree', SubagentTreeElement);
