@@ -317,8 +317,12 @@ test('events are scoped to a tree root; drain stops one tree child-first', async
 });
 
 test('flush: false with no listener, true with one, first failure in registration order', async () => {
-  const { runtime } = setup();
+  // A store without flush() takes no part in the barrier; MemoryStore's flush() does.
+  const memory = new MemoryStore();
+  const bare = { append: (id, events) => memory.append(id, events), read: (id, options) => memory.read(id, options) };
+  const { runtime } = setup({ store: bare });
   assert.equal(await runtime.flush('s'), false);
+  assert.equal(await setup().runtime.flush('s'), true);
   const order = [];
   runtime.addFlushListener(() => order.push(1));
   const remove = runtime.addFlushListener(async () => {

@@ -876,6 +876,8 @@ impl JsRuntime {
 
 #[wasm_bindgen(typescript_custom_section)]
 const RUNTIME_TYPES: &'static str = r#"
+import type { Agent } from './index.js';
+
 /** A content block: `{ type: 'text', text }` or any other typed block. */
 export type ContentBlock = { type: string; [key: string]: unknown };
 

@@ -15,5 +15,24 @@ export declare class SubagentError extends Error {
   cause?: unknown;
 }
 
+/**
+ * A live member handle from a `SubagentRuntime`. Holding the exact handle is
+ * the only authority the runtime accepts: a Session id or a name never
+ * authorizes anything, a plain object with the same fields is no handle, and
+ * a handle whose member left residency is dead (`live` is false).
+ */
+export declare class Agent {
+  private constructor();
+  readonly sessionId: string;
+  /** Full name: `lead`, a path such as `reviewer/checker`, or the Session id. */
+  readonly name: string;
+  readonly rootId: string;
+  readonly parentId?: string;
+  /** Edges from the root (the root is 0). */
+  readonly depth: number;
+  readonly live: boolean;
+  toJSON(): { sessionId: string; name: string };
+}
+
 /** Every error code, in a stable order. */
 export declare const errorCodes: readonly SubagentErrorCode[];

@@ -8,4 +8,5 @@ initSync({ module: readFileSync(new URL('./subagent_tree_bg.wasm', import.meta.u
 export * from './subagent_tree.js';
 export { default as init } from './subagent_tree.js';
 export { SubagentError } from '__SNIPPET__';
+export { Agent } from '__RUNTIME_SNIPPET__';
 export const errorCodes = Object.freeze(errorCodeList());

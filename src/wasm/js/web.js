@@ -8,4 +8,5 @@ await init({ module_or_path: new URL('./subagent_tree_bg.wasm', import.meta.url)
 export * from './subagent_tree.js';
 export { init };
 export { SubagentError } from '__SNIPPET__';
+export { Agent } from '__RUNTIME_SNIPPET__';
 export const errorCodes = Object.freeze(errorCodeList());

@@ -11,4 +11,5 @@ initSync({ module: wasm });
 export * from './subagent_tree.js';
 export { default as init } from './subagent_tree.js';
 export { SubagentError } from '__SNIPPET__';
+export { Agent } from '__RUNTIME_SNIPPET__';
 export const errorCodes = Object.freeze(errorCodeList());
