@@ -14,8 +14,9 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
+# (wasm-opt comes from npm `binaryen`, pinned in pkg-tests' lockfile: Debian's
+# binaryen 108 corrupts the externref table rustc now emits.)
 need_apt=()
-command -v wasm-opt >/dev/null || need_apt+=(binaryen)
 command -v chromium >/dev/null || need_apt+=(chromium)
 command -v chromedriver >/dev/null || need_apt+=(chromium-driver)
 if [ ${#need_apt[@]} -gt 0 ]; then
