@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export CARGO_TERM_COLOR := never
 
-.PHONY: setup pkg demo test test-rust test-wasm test-pkg lint bench sim fuzz clean
+.PHONY: setup pkg demo demo-cli test test-rust test-wasm test-pkg lint bench sim fuzz clean
 
 setup:
 	@bash scripts/bootstrap.sh
@@ -11,6 +11,9 @@ pkg: setup
 	@bash scripts/build-pkg.sh
 
 demo: pkg
+	@bash scripts/demo.sh
+
+demo-cli: pkg
 	@node www/demo-cli.mjs
 
 lint: setup

@@ -25,6 +25,8 @@ echo "pkg-tests: installed $(ls "$tmp") into node_modules/subagent-tree"
 echo "== node --test"
 node --test --test-reporter=spec test/*.test.mjs
 
+node --test --test-reporter=spec web/*.test.mjs  # issue 5: the Web client (<subagent-tree>, IndexedDB store, TreeLock, demo page) in headless Chromium
+
 echo "== tsc --noEmit --strict (types/consumer.ts)"
 node_modules/.bin/tsc -p types
 echo "pkg-tests: all passed"

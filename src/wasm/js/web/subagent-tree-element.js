@@ -42,8 +42,8 @@ ul { list-style: none; margin: 0; padding: 0; }
 [role="treeitem"][aria-disabled="true"] > .row { color: var(--subagent-tree-disabled, #8a8f99); cursor: not-allowed; }
 .toggle { flex: none; width: 1rem; text-align: center; color: #6b7280; font-size: 0.75em; cursor: pointer; }
 .toggle.leaf { visibility: hidden; }
-.name { font-weight: 600; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-.label { color: #4b5563; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; min-width: 0; }
+.name { flex: none; font-weight: 600; white-space: nowrap; }
+.label { flex: 0 1 auto; color: #4b5563; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; min-width: 2ch; }
 .badge {
   flex: none; font-size: 0.72em; padding: 0 0.4em; border-radius: 999px;
   border: 1px solid #cfd5df; color: #4b5563; background: #fff;
@@ -574,6 +574,7 @@ export class SubagentTreeElement extends HTMLElement {
     // Everything after the name is rebuilt from data, as text.
     while (row.childNodes.length > 2) row.lastChild.remove();
     row.children[1].textContent = node.fullName;
+    row.title = node.label ? `${node.fullName}: ${node.label}` : node.fullName;
     if (node.kind === 'diagnostic') {
       row.append(text('span', 'badge reason', node.reason ?? 'unavailable', 'badge reason'));
       row.append(text('span', 'note', 'cannot be shown', 'note'));
