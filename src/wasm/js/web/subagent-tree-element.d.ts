@@ -3,8 +3,8 @@ import type { CatalogEntry, CatalogMode, DiagnosticReason, SessionStore } from '
 
 /** The part of a live runtime the element uses (a `SubagentRuntime` has it). */
 export interface TreeRuntimeLike {
-  listDescendants(rootSessionId: string, options?: { signal?: AbortSignal }): Promise<unknown[]>;
-  on?(type: string, listener: (detail: any) => void, options?: { root?: string }): () => void;
+  listDescendants(rootSessionId: string, options: { signal?: AbortSignal }): Promise<unknown[]>;
+  on?(type: any, listener: (detail: any) => void, options: { root?: string }): () => void;
 }
 
 /** A live agent handle as far as the element needs it. */
@@ -37,7 +37,7 @@ export interface SubagentTreeNodeInfo {
   activity?: 'running' | 'inactive';
 }
 
-export interface SubagentTreeEventMap extends HTMLElementEventMap {
+export interface SubagentTreeEventMap extends Omit<HTMLElementEventMap, 'error' | 'select' | 'load'> {
   /** A member was selected (click, Enter or Space, or `select()`). */
   select: CustomEvent<SubagentTreeSelectDetail>;
   /** A (re)load finished; `count` members below the root are known. */
