@@ -3,7 +3,7 @@
 // keyboard navigation and selection, live events, and hostile text.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openFixture, screenshot, startSite } from './helpers.mjs';
+import { hasRuntime, launch, openFixture, screenshot, startSite } from './helpers.mjs';
 
 let site, browser, context;
 before(async () => {
@@ -289,6 +289,68 @@ describe('<subagent-tree> over a store', () => {
     assert.equal(result.listings, 1, 'live events never re-list');
     assert.deepEqual(result.roots, ['root-live', 'root-live', 'root-live'], 'listeners are scoped to the root');
     assert.equal(result.after, 0, 'listeners are removed when the element leaves the page');
+    page.check();
+    await page.close();
+  });
+
+  test('follows a real SubagentRuntime: spawns, activity and settlement appear without listing again', { skip: hasRuntime() ? false : 'no SubagentRuntime in pkg/ yet' }, async () => {
+    const page = await openFixture(context, site.url);
+    const r = await page.evaluate(async () => {
+      const { SubagentRuntime, MemoryStore } = window.lib;
+      const gates = new Map(); // sessionId -> release the member's turn
+      const host = {
+        runTurn(turn) {
+          return new Promise((resolve) => gates.set(turn.name, () => resolve({ text: `done ${turn.name}` })));
+        },
+      };
+      const runtime = new SubagentRuntime({ store: new MemoryStore(), host, maxDepth: 3 });
+      let listings = 0;
+      const spy = {
+        listDescendants: (id, options) => {
+          listings++;
+          return runtime.listDescendants(id, options);
+        },
+        on: (type, listener, options) => runtime.on(type, listener, options),
+      };
+      const root = await runtime.openRoot({});
+      const el = document.createElement('subagent-tree');
+      el.runtime = spy;
+      el.root = root;
+      document.body.replaceChildren(el);
+      await el.ready;
+      const snap = () => window.items(el).map((x) => [x.name, x.level, x.activity ?? null]);
+      const until = async (fn) => {
+        for (let i = 0; i < 200 && !fn(); i++) await new Promise((res) => setTimeout(res, 10));
+      };
+      const steps = [snap()];
+      const a = await runtime.startActivation({ provider: 'spawn', parent: root, name: 'alpha', label: 'A', prompt: 'a', delivery: 'caller' });
+      await until(() => gates.has('alpha'));
+      const b = await runtime.startActivation({ provider: 'spawn', parent: a.agent, name: 'beta', label: 'B', prompt: 'b', delivery: 'caller' });
+      await until(() => gates.has('alpha/beta'));
+      steps.push(snap());
+      gates.get('alpha/beta')();
+      await b.result;
+      await until(() => snap().some((x) => x[0] === 'alpha/beta' && x[2] === 'inactive'));
+      gates.get('alpha')();
+      await a.result;
+      await until(() => snap().every((x) => x[2] !== 'running'));
+      steps.push(snap());
+      return { steps, listings };
+    });
+    assert.deepEqual(r.steps, [
+      [['lead', 1, null]],
+      [
+        ['lead', 1, null],
+        ['alpha', 2, 'running'],
+        ['alpha/beta', 3, 'running'],
+      ],
+      [
+        ['lead', 1, null],
+        ['alpha', 2, 'inactive'],
+        ['alpha/beta', 3, 'inactive'],
+      ],
+    ]);
+    assert.equal(r.listings, 1, 'one listing at load; everything after comes from events');
     page.check();
     await page.close();
   });
