@@ -271,6 +271,8 @@ impl Runtime {
                 // Child-first: the deepest members close first.
                 let deepest = members.iter().map(|m| m.depth).max().unwrap_or(0);
                 members.retain(|m| m.depth == deepest);
+                // In a stable order, so the same program tears down the same way.
+                members.sort_by(|a, b| a.id.cmp(&b.id));
                 for m in &members {
                     self.close(m, true);
                 }
