@@ -73,8 +73,22 @@ impl Runtime {
         signal: Signal,
         schema: Option<Rc<crate::schema::OutputSchema>>,
     ) {
-        // A host that ignores the abort cannot hold the member: the turn ends as aborted.
-        let outcome = signal.guard(self.0.host.run_turn(turn)).await;
+        let outcome = if signal.is_aborted() {
+            // Stopped before the host was handed the turn: its input was never
+            // delivered, so it goes back to the inbox, pending (and durable as such).
+            let mut st = member.state.borrow_mut();
+            for message in turn.input.into_iter().rev() {
+                st.inbox.push_front(message);
+            }
+            st.turns = st.turns.saturating_sub(1);
+            if let Some(slot) = st.turn.as_mut() {
+                slot.consumed.clear();
+            }
+            Err(SubagentError::cancelled())
+        } else {
+            // A host that ignores the abort cannot hold the member: the turn ends as aborted.
+            signal.guard(self.0.host.run_turn(turn)).await
+        };
         let result = capture(outcome, &signal, schema.as_deref());
         let consumed = member.state.borrow().turn.as_ref().map(|t| t.consumed.clone()).unwrap_or_default();
         let recorded =
