@@ -2,9 +2,11 @@
 //!
 //! A member runs a turn whenever it is live, not parked, and has input. It
 //! settles naturally when idle with no pending input and no live children.
-//! Settlement (natural, dispose or drain) tears down first, then leaves
-//! residency, notifies a live direct creator (parent delivery only), emits
-//! `subagent/end`, and only then settles the activation's `result`.
+//! Settlement (natural, dispose or drain) tears down first, then notifies a
+//! live direct creator (parent delivery only), leaves residency, emits
+//! `subagent/end`, and only then settles the activation's `result`. Until it
+//! leaves, a message to the member waits for the settlement and then resumes
+//! it, so one session's `subagent/start` and `subagent/end` never interleave.
 
 use super::member::{Kind, Member, MessageSource, Phase, TurnSlot};
 use super::{Agent, RunEndInfo, Runtime, RuntimeEvent};
@@ -167,10 +169,15 @@ impl Runtime {
         // Best-effort durability barrier: participation ignored, failure ignored.
         let _ = self.flush(&member.id).await;
 
-        let parent = self.leave(&member);
+        // The member stays resident (closing) until its notice is accepted, so a
+        // message meanwhile waits for `closed` instead of resuming a second
+        // residency whose `subagent/start` would precede this one's end.
+        let creator = member.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
+        let creator = creator.filter(|p| p.phase() == Phase::Live);
         let result = member.state.borrow_mut().last.take().unwrap_or_else(|| Ok(SubagentResult::new(stop::ABORTED)));
         let draining = self.0.state.borrow().trees.get(&member.root_id).is_some_and(|t| t.draining);
-        if let (Some(parent), Ok(r), super::Delivery::Parent, false) = (&parent, &result, settlement.delivery, draining)
+        if let (Some(parent), Ok(r), super::Delivery::Parent, false) =
+            (&creator, &result, settlement.delivery, draining)
         {
             let source = MessageSource::SubagentSettled {
                 sender_session_id: member.id.clone(),
@@ -183,6 +190,7 @@ impl Runtime {
             let content = Value::Array(vec![text_block(&crate::text::settled_notice(&member.full_name, r))]);
             self.notify(parent, source, content).await;
         }
+        let parent = self.leave(&member);
         let mode = if member.is_external() { Mode::External } else { Mode::Continuable };
         let failure = released.err().map(|e| {
             let mut err =
