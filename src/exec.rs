@@ -231,13 +231,35 @@ struct LockState {
 pub struct LockGuard(Rc<LockState>);
 
 impl AsyncLock {
+    /// Waits for the lock. Cancel-safe: a waiter dropped before it holds the
+    /// lock leaves the queue, or passes the lock on if it was already its turn.
     pub async fn lock(&self) -> LockGuard {
         if self.0.locked.replace(true) {
             let turn = Deferred::new();
             self.0.waiters.borrow_mut().push_back(turn.clone());
+            let mut waiting = Waiting { state: self.0.clone(), turn: turn.clone(), done: false };
             turn.wait().await;
+            waiting.done = true;
         }
         LockGuard(self.0.clone())
+    }
+}
+
+/// A queued `lock` call; see [`AsyncLock::lock`].
+struct Waiting {
+    state: Rc<LockState>,
+    turn: Deferred<()>,
+    done: bool,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if self.done {
+        } else if self.turn.is_set() {
+            drop(LockGuard(self.state.clone())); // handed over, never taken: hand it on
+        } else {
+            self.state.waiters.borrow_mut().retain(|d| !Rc::ptr_eq(&d.0, &self.turn.0));
+        }
     }
 }
 

@@ -188,8 +188,13 @@ impl Runtime {
             }
             st.accepting += 1;
         }
+        let accepting = super::OnDrop::new(|| {
+            target.state.borrow_mut().accepting -= 1;
+            self.kick(target);
+        });
         let message = InboxMessage { id: self.new_id(IdKind::Message), source, content, scheduling };
         let written = self.append(target, vec![(event::MESSAGE.to_owned(), message_payload(&message))]).await;
+        accepting.disarm();
         let id = message.id.clone();
         {
             let mut st = target.state.borrow_mut();
@@ -275,20 +280,26 @@ impl Runtime {
             crate::exec::yield_now().await;
             return Box::pin(self.target_for(root_id, target_id, signal)).await;
         }
-        let loaded = self.load_full(target_id).await;
-        let resumed = loaded.and_then(|(log, pending, events_len)| {
-            self.materialize(root_id, &rows, index, &row, log, pending, events_len)
-        });
-        {
+        let release = |live: bool| {
             let mut st = self.0.state.borrow_mut();
             st.materializing.remove(target_id);
             if let Some(tree) = st.trees.get_mut(root_id) {
                 tree.reserved = tree.reserved.saturating_sub(1);
-                if resumed.is_ok() {
+                if live {
                     tree.live += 1;
                 }
             }
-        }
+        };
+        let claim = super::OnDrop::new(|| {
+            release(false);
+            self.tree_changed(root_id);
+        });
+        let loaded = self.load_full(target_id).await;
+        claim.disarm();
+        let resumed = loaded.and_then(|(log, pending, events_len)| {
+            self.materialize(root_id, &rows, index, &row, log, pending, events_len)
+        });
+        release(resumed.is_ok());
         let member = resumed?;
         self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::Continuable)));
         // With nothing pending, the caller's message is what wakes it.

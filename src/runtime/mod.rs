@@ -342,8 +342,11 @@ impl Runtime {
             return Err(crate::err!(InvalidArgument, "a root Session id must be a non-empty string"));
         }
         self.claim_materializing(&id)?;
+        let claim = OnDrop::new(|| {
+            self.0.state.borrow_mut().materializing.remove(&id);
+        });
         let loaded = self.load_log(&id).await;
-        self.0.state.borrow_mut().materializing.remove(&id);
+        drop(claim);
         let log = loaded?;
         let cwd = cwd.or(log.cwd).unwrap_or_else(|| self.0.options.default_cwd.clone());
         let member = Rc::new(Member {
@@ -553,6 +556,30 @@ impl Runtime {
         };
         if let Some(d) = fired {
             d.set(());
+        }
+    }
+}
+
+/// Cleanup that runs if dropped before [`OnDrop::disarm`]. The runtime's
+/// futures use it to stay cancel-safe: a caller may drop one mid-way (and a
+/// turn's host future, with the tool calls inside it, is dropped on abort),
+/// and no claim, reservation or counter may outlive it.
+pub(crate) struct OnDrop<F: FnOnce()>(Option<F>);
+
+impl<F: FnOnce()> OnDrop<F> {
+    pub fn new(cleanup: F) -> Self {
+        OnDrop(Some(cleanup))
+    }
+
+    pub fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl<F: FnOnce()> Drop for OnDrop<F> {
+    fn drop(&mut self) {
+        if let Some(cleanup) = self.0.take() {
+            cleanup();
         }
     }
 }
