@@ -61,12 +61,18 @@ impl Runtime {
         loop {
             let target = self.target_for(root_id, target_id, signal).await?;
             // Admission re-validates the sender.
-            if let Some(sender) = sender {
-                self.require_live(sender, "sender")?;
-            }
-            match self.accept(&target, source.clone(), content.clone(), scheduling, signal).await {
+            let accepted = match sender.map(|s| self.require_live(s, "sender")).transpose() {
+                Ok(_) => self.accept(&target, source.clone(), content.clone(), scheduling, signal).await,
+                Err(e) => Err(e),
+            };
+            match accepted {
                 Err(e) if e.code == crate::ErrorCode::ActivationClosing => continue,
-                other => return other,
+                Err(e) => {
+                    // A member resumed for a message it never got settles again.
+                    self.kick(&target);
+                    return Err(e);
+                }
+                ok => return ok,
             }
         }
     }
@@ -300,6 +306,8 @@ impl Runtime {
             self.materialize(root_id, &rows, index, &row, log, pending, events_len)
         });
         release(resumed.is_ok());
+        // A drain waiting for this resume's reserved slot must look again.
+        self.tree_changed(root_id);
         let member = resumed?;
         self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::Continuable)));
         // With nothing pending, the caller's message is what wakes it.
