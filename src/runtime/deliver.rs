@@ -106,10 +106,14 @@ impl Runtime {
         let target = self.0.state.borrow().members.get(target_id).cloned();
         let Some(target) = target.filter(|t| t.phase() == Phase::Live) else { return Ok(()) };
         if let InterruptAuthority::Ancestor(agent) = authority {
+            if agent.0.root_id != target.root_id {
+                // Refused without naming the target: another tree's names are not the caller's to learn.
+                return Err(outside_tree(target_id));
+            }
             if agent.session_id() == target_id {
                 return Err(crate::err!(Unauthorized, "{:?} cannot interrupt itself", agent.name()));
             }
-            if agent.0.root_id != target.root_id || !target.ancestors.iter().any(|a| a == agent.session_id()) {
+            if !target.ancestors.iter().any(|a| a == agent.session_id()) {
                 return Err(crate::err!(
                     Unauthorized,
                     "{:?} is not an ancestor of {:?} and cannot interrupt it",
