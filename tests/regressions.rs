@@ -1,0 +1,411 @@
+//! Regression tests for core bugs the deterministic simulation found (issue 7).
+//! Each is a plain scenario, independent of the simulation.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use subagent_tree::event::{self, SessionEvent};
+use subagent_tree::exec::{AsyncLock, Deferred, LocalBoxFuture, LocalExecutor, Spawn};
+use subagent_tree::json::Value;
+use subagent_tree::ports::{
+    Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest, Turn, TurnOutcome,
+};
+use subagent_tree::runtime::{InterruptAuthority, RuntimeEvent, Scheduling};
+use subagent_tree::store::{ReadQuery, ReadResult, Store};
+use subagent_tree::testkit::{self, completed, FnHost};
+use subagent_tree::{ActivationSpec, Agent, ErrorCode, MemoryStore, Result, Runtime, RuntimeOptions, Signal};
+
+/// A memory store whose appends of one event type to one session, or full
+/// (unfiltered) reads of one session, wait until their gate opens.
+#[derive(Default)]
+struct GatedStore {
+    inner: MemoryStore,
+    appends: RefCell<HashMap<(String, String), Deferred<()>>>,
+    reads: RefCell<HashMap<String, Deferred<()>>>,
+    /// Full reads of these sessions fail (after their gate).
+    failing: RefCell<Vec<String>>,
+}
+
+impl GatedStore {
+    fn gate_append(&self, session: &str, kind: &str) -> Deferred<()> {
+        let gate = Deferred::new();
+        self.appends.borrow_mut().insert((session.into(), kind.into()), gate.clone());
+        gate
+    }
+
+    fn gate_full_read(&self, session: &str) -> Deferred<()> {
+        let gate = Deferred::new();
+        self.reads.borrow_mut().insert(session.into(), gate.clone());
+        gate
+    }
+}
+
+impl Store for GatedStore {
+    fn append<'a>(&'a self, session: &'a str, events: Vec<SessionEvent>) -> LocalBoxFuture<'a, Result<()>> {
+        let gates: Vec<Deferred<()>> = events
+            .iter()
+            .filter_map(|e| self.appends.borrow().get(&(session.to_owned(), e.kind.clone())).cloned())
+            .collect();
+        Box::pin(async move {
+            for gate in gates {
+                gate.wait().await;
+            }
+            self.inner.append_now(session, events)
+        })
+    }
+
+    fn read<'a>(&'a self, session: &'a str, query: &'a ReadQuery) -> LocalBoxFuture<'a, ReadResult> {
+        let gate = if query.types.is_none() { self.reads.borrow().get(session).cloned() } else { None };
+        Box::pin(async move {
+            if let Some(gate) = gate {
+                gate.wait().await;
+            }
+            if query.types.is_none() && self.failing.borrow().iter().any(|s| s == session) {
+                return Err(subagent_tree::err!(PersistenceUnavailable, "the disk is gone"));
+            }
+            Ok(self.inner.read_now(session, query))
+        })
+    }
+}
+
+/// Per turn: the member's name and the texts of the input the host was handed.
+type Seen = Rc<RefCell<Vec<(String, Vec<String>)>>>;
+
+struct World {
+    exec: LocalExecutor,
+    store: Rc<GatedStore>,
+    rt: Runtime,
+    events: Rc<RefCell<Vec<RuntimeEvent>>>,
+    /// Per member name: the texts of every turn input the host was handed.
+    seen: Seen,
+}
+
+/// Turns of members named in `hold` wait until they are aborted.
+fn world(hold: Rc<RefCell<Vec<String>>>) -> World {
+    let exec = LocalExecutor::new();
+    let store = Rc::new(GatedStore::default());
+    let seen: Seen = Rc::default();
+    let sink = seen.clone();
+    let host = FnHost::new(move |turn: Turn| {
+        let texts = turn.input.iter().map(|m| subagent_tree::result::content_text(&m.content)).collect();
+        sink.borrow_mut().push((turn.name.clone(), texts));
+        let held = hold.borrow().contains(&turn.name);
+        Box::pin(async move {
+            if held {
+                turn.signal.aborted().await;
+                return Ok(TurnOutcome { stop_reason: "aborted".into(), ..TurnOutcome::default() });
+            }
+            Ok(completed(&format!("done by {}", turn.name)))
+        })
+    });
+    let options = RuntimeOptions { max_depth: 3, capacity: 16, ..RuntimeOptions::default() };
+    let rt = testkit::runtime(store.clone(), Rc::new(host), &exec, "a", options);
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let sink = events.clone();
+    rt.subscribe(None, Rc::new(move |e: &RuntimeEvent| sink.borrow_mut().push(e.clone())));
+    World { exec, store, rt, events, seen }
+}
+
+impl World {
+    fn run<T: 'static>(&self, fut: impl Future<Output = T> + 'static) -> T {
+        self.exec.run_until(fut).expect("the future stalled")
+    }
+
+    fn root(&self) -> Agent {
+        let rt = self.rt.clone();
+        self.run(async move { rt.open_root(Some("root".into()), Some("/w".into())).await.unwrap() })
+    }
+
+    fn start(&self, parent: &Agent, name: &str) -> subagent_tree::Activation {
+        let (rt, spec) = (self.rt.clone(), ActivationSpec::new("spawn", parent, "task", "do it").named(name));
+        self.run(async move { rt.start_activation(spec).await.unwrap() })
+    }
+
+    /// `(start|end, name)` in emission order.
+    fn lifecycle(&self) -> Vec<(&'static str, String)> {
+        self.events
+            .borrow()
+            .iter()
+            .filter_map(|e| match e {
+                RuntimeEvent::Start(i) => Some(("start", i.name.clone())),
+                RuntimeEvent::End(e) => Some(("end", e.info.name.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn consumed_lists(&self, session: &str) -> Vec<Vec<String>> {
+        let log = self.store.inner.read_now(session, &ReadQuery::types(&[event::TURN_END], &Signal::never()));
+        log.unwrap_or_default()
+            .iter()
+            .map(|e| {
+                e.payload
+                    .get("consumed")
+                    .and_then(Value::as_array)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// Found by the simulation: a turn stopped (interrupt, dispose, drain) before
+/// its task first ran recorded its input as consumed although the host was
+/// never handed it, so the messages were lost. They now stay pending.
+#[test]
+fn a_turn_stopped_before_the_host_saw_it_leaves_its_input_pending() {
+    let hold = Rc::new(RefCell::new(vec!["a".to_owned()]));
+    let w = world(hold.clone());
+    let root = w.root();
+    let a = w.start(&root, "a");
+    w.exec.run_idle();
+    w.rt.interrupt(&a.child_id, InterruptAuthority::User).unwrap(); // turn 1 stops; `a` is parked
+    w.exec.run_idle();
+    assert_eq!(w.seen.borrow().len(), 1);
+
+    // A waking prompt starts turn 2, interrupted before its task ever runs.
+    let (rt, r, id) = (w.rt.clone(), root.clone(), a.child_id.clone());
+    let second = w.run(async move {
+        let m = rt.prompt(&r, &id, Value::from("second"), Scheduling::Queue, &Signal::never()).await.unwrap();
+        rt.interrupt(&id, InterruptAuthority::User).unwrap();
+        m
+    });
+    w.exec.run_idle();
+    assert_eq!(w.seen.borrow().len(), 1, "the host was never handed turn 2");
+    assert!(!w.consumed_lists(&a.child_id).iter().flatten().any(|m| *m == second), "not consumed");
+
+    // The next waking message delivers it.
+    hold.borrow_mut().clear();
+    let (rt, r, id) = (w.rt.clone(), root.clone(), a.child_id.clone());
+    w.run(async move { rt.prompt(&r, &id, Value::from("third"), Scheduling::Queue, &Signal::never()).await.unwrap() });
+    w.exec.run_idle();
+    let seen = w.seen.borrow();
+    let last = seen.iter().rev().find(|(name, _)| name == "a").unwrap();
+    assert_eq!(last.1, ["second", "third"]);
+    assert!(w.consumed_lists(&a.child_id).iter().flatten().any(|m| *m == second));
+}
+
+/// Found by the simulation: a settling member left residency before its
+/// creator's notice was written, so a message in that window resumed it and
+/// its `subagent/start` came before the previous `subagent/end`.
+#[test]
+fn a_message_during_the_settlement_notice_resumes_after_the_end() {
+    let w = world(Rc::default());
+    let root = w.root();
+    let notice = w.store.gate_append("root", event::MESSAGE);
+    let a = w.start(&root, "a"); // runs, settles, and blocks writing its notice to the root
+    w.exec.run_idle();
+    assert_eq!(w.lifecycle(), [("start", "a".to_owned())]);
+    let (rt, r, id) = (w.rt.clone(), root.clone(), a.child_id.clone());
+    let prompted = Rc::new(Cell::new(false));
+    let done = prompted.clone();
+    w.exec.spawn(Box::pin(async move {
+        rt.prompt(&r, &id, Value::from("again"), Scheduling::Queue, &Signal::never()).await.unwrap();
+        done.set(true);
+    }));
+    w.exec.run_idle();
+    assert!(!prompted.get(), "the message waits for the settlement");
+    notice.set(());
+    w.exec.run_idle();
+    assert!(prompted.get());
+    let order = w.lifecycle();
+    assert_eq!(order[..3], [("start", "a".to_owned()), ("end", "a".to_owned()), ("start", "a".to_owned())]);
+}
+
+/// Found by the simulation: a resume that ended (here: its log read failed)
+/// while a drain waited for its reserved slot never woke the drain, which
+/// then waited forever.
+#[test]
+fn a_drain_waiting_for_a_resume_finishes() {
+    let w = world(Rc::default());
+    let root = w.root();
+    let a = w.start(&root, "a");
+    w.exec.run_idle();
+    assert!(!w.rt.resident().contains(&a.child_id), "settled and cold");
+    let gate = w.store.gate_full_read(&a.child_id);
+    let (rt, r, id) = (w.rt.clone(), root.clone(), a.child_id.clone());
+    let refused = Rc::new(RefCell::new(None));
+    let out = refused.clone();
+    w.exec.spawn(Box::pin(async move {
+        let r = rt.prompt(&r, &id, Value::from("again"), Scheduling::Queue, &Signal::never()).await;
+        *out.borrow_mut() = Some(r.map_err(|e| e.code));
+    }));
+    w.exec.run_idle(); // the resume holds a reserved slot, reading the log
+    let drained = Rc::new(Cell::new(false));
+    let (rt, r, done) = (w.rt.clone(), root.clone(), drained.clone());
+    w.exec.spawn(Box::pin(async move {
+        rt.drain_descendants(&[r]).await.unwrap();
+        done.set(true);
+    }));
+    w.exec.run_idle();
+    assert!(!drained.get());
+    w.store.failing.borrow_mut().push(a.child_id.clone());
+    gate.set(());
+    w.exec.run_idle();
+    assert_eq!(*refused.borrow(), Some(Err(ErrorCode::PersistenceUnavailable)));
+    assert!(drained.get(), "the drain saw the slot free again");
+    assert_eq!(w.rt.resident(), ["root"]);
+}
+
+/// Found by the simulation: a message whose sender left while the target was
+/// being resumed was refused, but the resumed target never settled again.
+#[test]
+fn a_member_resumed_for_a_refused_message_settles_again() {
+    let w = world(Rc::new(RefCell::new(vec!["b".to_owned()])));
+    let root = w.root();
+    let a = w.start(&root, "a");
+    let b = w.start(&root, "b"); // held in its turn: a live sender
+    w.exec.run_idle();
+    let gate = w.store.gate_full_read(&a.child_id);
+    let (rt, sender, id) = (w.rt.clone(), b.agent().unwrap(), a.child_id.clone());
+    let refused = Rc::new(RefCell::new(None));
+    let out = refused.clone();
+    w.exec.spawn(Box::pin(async move {
+        let r = rt.send_message(&sender, &id, Value::from("hi"), &Signal::never()).await;
+        *out.borrow_mut() = Some(r.map_err(|e| e.code));
+    }));
+    w.exec.run_idle(); // resuming `a`
+    w.run(b.dispose()).unwrap(); // the sender leaves
+    gate.set(());
+    w.exec.run_idle();
+    assert_eq!(*refused.borrow(), Some(Err(ErrorCode::Unauthorized)));
+    assert!(!w.rt.resident().contains(&a.child_id), "the member resumed for nothing settled again");
+}
+
+/// Found by the simulation: same-depth members were torn down in hash-map
+/// order, so one program drained differently from run to run.
+#[test]
+fn a_drain_stops_same_depth_members_in_a_stable_order() {
+    let names = ["a", "b", "c", "d", "e", "f"];
+    let w = world(Rc::new(RefCell::new(names.iter().map(|n| n.to_string()).collect())));
+    let root = w.root();
+    let ids: Vec<String> = names.iter().map(|n| w.start(&root, n).child_id).collect();
+    w.exec.run_idle();
+    let rt = w.rt.clone();
+    w.run(async move { rt.drain_descendants(&[root]).await.unwrap() });
+    let ends: Vec<String> = w.lifecycle().into_iter().filter(|(k, _)| *k == "end").map(|(_, n)| n).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    let by_id: Vec<String> =
+        sorted.iter().map(|id| names[ids.iter().position(|i| i == id).unwrap()].to_owned()).collect();
+    assert_eq!(ends, by_id);
+}
+
+/// A local provider whose preparation waits for a gate and ignores its signal.
+struct Stuck(Deferred<()>);
+
+impl Provider for Stuck {
+    fn name(&self) -> String {
+        "stuck".into()
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+    fn inherits_parent_context(&self) -> bool {
+        false
+    }
+    fn prepares_continuable(&self) -> bool {
+        true
+    }
+    fn starts_runs(&self) -> bool {
+        false
+    }
+    fn prepare_continuable(
+        &self,
+        _r: ContinuableCreateRequest,
+    ) -> LocalBoxFuture<'static, Result<ContinuableCreateSpec>> {
+        let gate = self.0.clone();
+        Box::pin(async move {
+            gate.wait().await;
+            Ok(ContinuableCreateSpec::default())
+        })
+    }
+    fn start(&self, _r: StartRequest) -> LocalBoxFuture<'static, Result<Box<dyn Run>>> {
+        Box::pin(async { Err(subagent_tree::err!(UnsupportedCapability, "local only")) })
+    }
+}
+
+/// Found by the simulation: a turn's host future is dropped when the turn is
+/// stopped; a tool call inside it that was starting a child leaked the
+/// child's name reservation and capacity slot (and a queued append-lock
+/// waiter, the lock), so a later drain waited forever.
+#[test]
+fn a_start_dropped_with_its_turn_releases_its_reservation() {
+    let exec = LocalExecutor::new();
+    let slot: Rc<RefCell<Option<Runtime>>> = Rc::default();
+    let rt_of = slot.clone();
+    let host = FnHost::new(move |turn: Turn| {
+        let rt = rt_of.borrow().clone().unwrap();
+        Box::pin(async move {
+            let tools = rt.tools_for(&turn.agent).unwrap();
+            let input = Value::object([
+                ("description", Some(Value::from("stuck work"))),
+                ("prompt", Some(Value::from("go"))),
+                ("name", Some(Value::from("worker"))),
+            ]);
+            // A sloppy host: the tool call does not follow the turn's signal.
+            tools.call("stuck_agent", &input, &Signal::never()).await;
+            Ok(completed("delegated"))
+        })
+    });
+    let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+    let rt = testkit::runtime(store, Rc::new(host), &exec, "a", RuntimeOptions::default());
+    *slot.borrow_mut() = Some(rt.clone());
+    rt.register_provider(Rc::new(Stuck(Deferred::new()))).unwrap();
+    let r = rt.clone();
+    let root = exec.run_until(async move { r.open_root(Some("root".into()), None).await.unwrap() }).unwrap();
+    let (r, lead) = (rt.clone(), root.clone());
+    exec.run_until(async move {
+        r.prompt(&lead, "root", Value::from("delegate"), Scheduling::Queue, &Signal::never()).await
+    })
+    .unwrap()
+    .unwrap();
+    exec.run_idle();
+    assert_eq!(rt.reservation_count(), 1, "the child's start waits in its provider");
+    rt.interrupt("root", InterruptAuthority::User).unwrap(); // the turn, and its tool call, are dropped
+    exec.run_idle();
+    assert_eq!(rt.reservation_count(), 0);
+    let r = rt.clone();
+    assert!(exec.run_until(async move { r.drain_descendants(&[root]).await }).is_some(), "the drain finishes");
+    *slot.borrow_mut() = None;
+}
+
+struct Noop;
+
+impl Wake for Noop {
+    fn wake(self: Arc<Self>) {}
+}
+
+fn poll<F: Future>(f: &mut Pin<Box<F>>) -> Poll<F::Output> {
+    let waker = Waker::from(Arc::new(Noop));
+    f.as_mut().poll(&mut Context::from_waker(&waker))
+}
+
+/// Part of the same bug: a dropped `lock()` waiter kept (or was handed and
+/// then lost) the append lock, so that session's log could never be written again.
+#[test]
+fn a_dropped_lock_waiter_never_keeps_the_lock() {
+    let lock = AsyncLock::default();
+    let mut a = Box::pin(lock.lock());
+    let Poll::Ready(held) = poll(&mut a) else { panic!("a free lock is taken at once") };
+    let mut b = Box::pin(lock.lock());
+    assert!(poll(&mut b).is_pending());
+    let mut c = Box::pin(lock.lock());
+    assert!(poll(&mut c).is_pending());
+    drop(b); // a queued waiter leaves the queue
+    drop(held);
+    let Poll::Ready(held) = poll(&mut c) else { panic!("c is next") };
+    let mut d = Box::pin(lock.lock());
+    assert!(poll(&mut d).is_pending());
+    drop(held); // handed to d ...
+    drop(d); // ... which is dropped before it takes it
+    let mut e = Box::pin(lock.lock());
+    assert!(poll(&mut e).is_ready(), "the lock was passed on");
+}
