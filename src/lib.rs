@@ -20,6 +20,7 @@
 //! | [`tools`], [`team`] | model-facing tools and the team task board |
 //! | [`path`] | `cwd` resolution |
 //! | [`signal`], [`exec`] | cancellation and a small local executor |
+//! | `sim` | (native) the deterministic simulation with fault injection |
 //! | [`error`] | `SubagentError` and its stable codes |
 
 pub mod catalog;
@@ -36,6 +37,8 @@ pub mod result;
 pub mod runtime;
 pub mod schema;
 pub mod signal;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod sim;
 pub mod store;
 pub mod team;
 pub mod testkit;

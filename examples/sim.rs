@@ -1,0 +1,125 @@
+//! `make sim`: the deterministic simulation over many seeds.
+//!
+//! ```text
+//! cargo run --profile bench --example sim -- --seeds 10000      # seeds 0..10000
+//! cargo run --profile bench --example sim -- --seed 1234 --verbose  # replay one
+//! ```
+//!
+//! Options: `--seeds N`, `--from S` (first seed), `--seed S` (just one),
+//! `--ops N` (operations per runtime), `--epochs N` (runtimes per seed at
+//! most), `--verbose`, `--determinism N` (run the first N seeds twice and
+//! compare their digests). Exits non-zero when a seed breaks an invariant,
+//! printing the one command that replays it.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::time::Instant;
+use subagent_tree::sim::{run_seed, Config, Report};
+
+thread_local! {
+    static CURRENT: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+fn replay(seed: u64) -> String {
+    format!("cargo run --profile bench --example sim -- --seed {seed} --verbose")
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (mut seeds, mut from, mut only, mut determinism) = (10_000u64, 0u64, None, 0u64);
+    let mut config = Config::default();
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().and_then(|v| v.parse::<u64>().ok()).unwrap_or_else(|| usage(&arg));
+        match arg.as_str() {
+            "--seeds" => seeds = value(),
+            "--from" => from = value(),
+            "--seed" => only = Some(value()),
+            "--ops" => config.ops_per_epoch = value() as u32,
+            "--epochs" => config.max_epochs = value() as u32,
+            "--determinism" => determinism = value(),
+            "--verbose" => config.verbose = true,
+            _ => usage(&arg),
+        }
+    }
+    let range: Vec<u64> = match only {
+        Some(seed) => vec![seed],
+        None => (from..from + seeds).collect(),
+    };
+
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        if let Some(seed) = CURRENT.with(Cell::get) {
+            eprintln!("[sim] seed {seed} PANICKED. Replay it with:\n  {}", replay(seed));
+        }
+    }));
+
+    let started = Instant::now();
+    let (mut ops, mut faults) = (BTreeMap::<&str, u64>::new(), BTreeMap::<&str, u64>::new());
+    let (mut epochs, mut failed) = (0u64, Vec::<Report>::new());
+    for (i, &seed) in range.iter().enumerate() {
+        CURRENT.with(|c| c.set(Some(seed)));
+        let report = match std::panic::catch_unwind(|| run_seed(seed, &config)) {
+            Ok(report) => report,
+            Err(_) => {
+                eprintln!("[sim] seed {seed} panicked. Replay it with:\n  {}", replay(seed));
+                std::process::exit(2);
+            }
+        };
+        if (i as u64) < determinism {
+            let again = run_seed(seed, &config);
+            if again.digest != report.digest || again.ops != report.ops || again.faults != report.faults {
+                eprintln!(
+                    "[sim] seed {seed} is not deterministic: two runs differ. Replay it with:\n  {}",
+                    replay(seed)
+                );
+                std::process::exit(3);
+            }
+        }
+        epochs += report.epochs as u64;
+        for (k, v) in &report.ops {
+            *ops.entry(k).or_default() += v;
+        }
+        for (k, v) in &report.faults {
+            *faults.entry(k).or_default() += v;
+        }
+        if !report.ok() {
+            eprintln!("[sim] seed {seed}: {} violation(s)", report.violations.len());
+            failed.push(report);
+        }
+    }
+    CURRENT.with(|c| c.set(None));
+    let elapsed = started.elapsed();
+
+    let total_ops: u64 = ops.values().sum();
+    let total_faults: u64 = faults.values().sum();
+    println!(
+        "[sim] {} seed(s), {epochs} runtime(s), {total_ops} operations, {total_faults} faults injected in {:.1}s",
+        range.len(),
+        elapsed.as_secs_f64()
+    );
+    println!("[sim] operations by kind:");
+    for (k, v) in &ops {
+        println!("  {k:<28} {v}");
+    }
+    println!("[sim] faults by kind:");
+    for (k, v) in &faults {
+        println!("  {k:<28} {v}");
+    }
+    if let Some(first) = failed.first() {
+        println!("[sim] FAILED: {} seed(s) broke invariants; the first, seed {}:", failed.len(), first.seed);
+        for v in first.violations.iter().take(12) {
+            println!("  - {v}");
+        }
+        println!("[sim] replay it with:\n  {}", replay(first.seed));
+        std::process::exit(1);
+    }
+    println!("[sim] all invariants held");
+}
+
+fn usage(arg: &str) -> ! {
+    eprintln!(
+        "sim: bad argument {arg:?}; options: --seeds N --from S --seed S --ops N --epochs N --determinism N --verbose"
+    );
+    std::process::exit(64);
+}

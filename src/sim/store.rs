@@ -1,0 +1,89 @@
+//! A store that delays, fails and hangs at random points over a
+//! [`MemoryStore`]. An append is decided before it touches the log: it
+//! either applies whole or not at all, never half.
+
+use super::ctx::Ctx;
+use crate::error::{ErrorCode, Result, SubagentError};
+use crate::event::SessionEvent;
+use crate::exec::LocalBoxFuture;
+use crate::store::{ReadQuery, ReadResult, Store};
+use std::rc::Rc;
+
+pub struct FaultStore {
+    ctx: Rc<Ctx>,
+}
+
+impl FaultStore {
+    pub fn new(ctx: Rc<Ctx>) -> FaultStore {
+        FaultStore { ctx }
+    }
+}
+
+fn unavailable(what: &str, session: &str) -> SubagentError {
+    SubagentError::new(ErrorCode::PersistenceUnavailable, format!("sim: the store failed to {what} {session:?}"))
+}
+
+impl FaultStore {
+    /// Delays, fails or hangs one call; `Err` means the call fails without effect.
+    async fn weather(&self, what: &'static str, session: &str, signal: Option<&crate::Signal>) -> Result<()> {
+        let ctx = &self.ctx;
+        let rates = &ctx.rates;
+        if ctx.fault(rates.store_delay, "store.delay") {
+            ctx.delay(ctx.rng.range(1, 12)).await;
+        }
+        if ctx.hang_fault(rates.store_hang, "store.hang") {
+            ctx.hang(signal).await?;
+            // A partition that heals answers late, or times out.
+            if ctx.rng.chance(0.5) {
+                return Err(unavailable(what, session));
+            }
+        }
+        if ctx.fault(rates.store_fail, if what == "append to" { "store.fail_append" } else { "store.fail_read" }) {
+            return Err(unavailable(what, session));
+        }
+        Ok(())
+    }
+}
+
+impl Store for FaultStore {
+    fn append<'a>(&'a self, session: &'a str, events: Vec<SessionEvent>) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            self.weather("append to", session, None).await?;
+            // Decided, now applied at once: all events or none.
+            self.ctx.inner.append_now(session, events)
+        })
+    }
+
+    fn read<'a>(&'a self, session: &'a str, query: &'a ReadQuery) -> LocalBoxFuture<'a, ReadResult> {
+        Box::pin(async move {
+            self.weather("read", session, Some(&query.signal)).await?;
+            query.signal.check()?;
+            Ok(self.ctx.inner.read_now(session, query))
+        })
+    }
+
+    fn read_many<'a>(
+        &'a self,
+        sessions: &'a [String],
+        query: &'a ReadQuery,
+    ) -> Option<LocalBoxFuture<'a, Result<Vec<ReadResult>>>> {
+        // Some calls have no batch read at all, like a minimal host store.
+        if !self.ctx.quiet.get() && self.ctx.rng.chance(0.2) {
+            return None;
+        }
+        Some(Box::pin(async move {
+            self.weather("batch-read", "(many)", Some(&query.signal)).await?;
+            query.signal.check()?;
+            Ok(sessions
+                .iter()
+                .map(|id| {
+                    if self.ctx.fault(self.ctx.rates.store_fail, "store.fail_read_one") {
+                        Err(unavailable("read", id))
+                    } else {
+                        Ok(self.ctx.inner.read_now(id, query))
+                    }
+                })
+                .collect())
+        }))
+    }
+}
