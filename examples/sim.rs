@@ -91,7 +91,9 @@ fn main() {
     CURRENT.with(|c| c.set(None));
     let elapsed = started.elapsed();
 
-    let total_ops: u64 = ops.values().sum();
+    // Issued operations, apart from outcomes (`ok.*`) and lifecycle events (`event.*`).
+    let issued = |k: &&str| !k.starts_with("ok.") && !k.starts_with("event.");
+    let total_ops: u64 = ops.iter().filter(|(k, _)| issued(k)).map(|(_, v)| v).sum();
     let total_faults: u64 = faults.values().sum();
     println!(
         "[sim] {} seed(s), {epochs} runtime(s), {total_ops} operations, {total_faults} faults injected in {:.1}s",
@@ -99,7 +101,11 @@ fn main() {
         elapsed.as_secs_f64()
     );
     println!("[sim] operations by kind:");
-    for (k, v) in &ops {
+    for (k, v) in ops.iter().filter(|(k, _)| issued(k)) {
+        println!("  {k:<28} {v}");
+    }
+    println!("[sim] outcomes and lifecycle events:");
+    for (k, v) in ops.iter().filter(|(k, _)| !issued(k)) {
         println!("  {k:<28} {v}");
     }
     println!("[sim] faults by kind:");
