@@ -6,4 +6,5 @@ if [[ ! -f pkg/package.json ]]; then
   echo "bench-pkg: pkg/ is not built; run 'make pkg' first" >&2
   exit 1
 fi
-exec node pkg-tests/bench/listing.mjs "$@"
+node pkg-tests/bench/listing.mjs "$@"
+node --expose-gc pkg-tests/bench/runtime.mjs
