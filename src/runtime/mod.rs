@@ -589,7 +589,12 @@ pub(crate) fn persistence(session: &str, e: SubagentError) -> SubagentError {
         return e;
     }
     let cause = e.cause.clone();
-    let mut out = crate::err!(PersistenceUnavailable, "writing session {session:?} failed: {}", e.message);
+    let mut out = crate::err!(
+        PersistenceUnavailable,
+        "writing session {} failed: {}",
+        crate::name::quote_truncated(session, 80),
+        e.message
+    );
     out.cause = cause;
     out
 }

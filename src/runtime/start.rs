@@ -169,9 +169,9 @@ impl Runtime {
     }
 
     fn admit(&self, spec: &ActivationSpec) -> Result<Admission> {
-        let provider = self
-            .get_provider(&spec.provider)
-            .ok_or_else(|| crate::err!(NoProvider, "no provider named {:?} is registered", spec.provider))?;
+        let provider = self.get_provider(&spec.provider).ok_or_else(|| {
+            crate::err!(NoProvider, "no provider named {} is registered", name::quote_truncated(&spec.provider, 80))
+        })?;
         let local = provider.prepares_continuable();
         if spec.child_id.is_some() && !local {
             return Err(crate::err!(
@@ -266,7 +266,11 @@ impl Runtime {
         let child_id = if local {
             let id = spec.child_id.clone().unwrap_or_else(|| self.new_id(IdKind::Session));
             if id.is_empty() || st.members.contains_key(&id) || st.materializing.contains(&id) {
-                return Err(crate::err!(DuplicateChild, "session {id:?} is already live or being created"));
+                return Err(crate::err!(
+                    DuplicateChild,
+                    "session {} is already live or being created",
+                    name::quote_truncated(&id, 80)
+                ));
             }
             st.materializing.insert(id.clone());
             Some(id)
@@ -355,7 +359,11 @@ impl Runtime {
         if spec.child_id.is_some() {
             let exists = self.0.store.read(&child_id, &ReadQuery::types(&[event::SESSION_START], &spec.signal)).await?;
             if exists.is_some() {
-                return Err(crate::err!(DuplicateChild, "session {child_id:?} already exists in the store"));
+                return Err(crate::err!(
+                    DuplicateChild,
+                    "session {} already exists in the store",
+                    name::quote_truncated(&child_id, 80)
+                ));
             }
         }
         let request = ContinuableCreateRequest {
@@ -489,8 +497,9 @@ impl Runtime {
             if id.is_empty() || st.members.contains_key(&id) || st.materializing.contains(&id) {
                 Err(crate::err!(
                     DuplicateChild,
-                    "provider {:?} returned run id {id:?}, which is empty or already live",
-                    spec.provider
+                    "provider {:?} returned run id {}, which is empty or already live",
+                    spec.provider,
+                    name::quote_truncated(&id, 80)
                 ))
             } else {
                 Ok(())

@@ -539,7 +539,10 @@ impl JsRuntime {
             None | Some("parent") => Delivery::Parent,
             Some("caller") => Delivery::Caller,
             Some(other) => {
-                return Err(invalid(format!("spec.delivery must be \"parent\" or \"caller\", not {other:?}")))
+                return Err(invalid(format!(
+                    "spec.delivery must be \"parent\" or \"caller\", not {}",
+                    crate::name::quote_truncated(other, 80)
+                )))
             }
         };
         let max_depth = get(spec, "maxDepth", what)?;
@@ -620,7 +623,10 @@ impl JsRuntime {
                 None | Some("queue") => Scheduling::Queue,
                 Some("steer") => Scheduling::Steer,
                 Some(other) => {
-                    return Err(invalid(format!("options.delivery must be \"queue\" or \"steer\", not {other:?}")))
+                    return Err(invalid(format!(
+                        "options.delivery must be \"queue\" or \"steer\", not {}",
+                        crate::name::quote_truncated(other, 80)
+                    )))
                 }
             };
             let link = Link::from_options(options.as_ref(), "options", true)?;
@@ -808,7 +814,11 @@ impl JsRuntime {
         let parsed = (|| -> Result<_> {
             let kind = string_arg(&kind, "type")?;
             let Some(kind) = EVENT_TYPES.iter().find(|t| **t == kind) else {
-                return Err(invalid(format!("event type {kind:?} must be one of {}", EVENT_TYPES.join(", "))));
+                return Err(invalid(format!(
+                    "event type {} must be one of {}",
+                    crate::name::quote_truncated(&kind, 80),
+                    EVENT_TYPES.join(", ")
+                )));
             };
             let listener: Function = listener
                 .dyn_into()
