@@ -552,6 +552,37 @@ test('never-settling providers, stores and hosts: abort cancels, dispose and dra
   assert.equal(stuck2.agent.live, false);
 });
 
+test('a store that never answers cannot hold a cancelled start (childId check, the child log write)', async () => {
+  // Regression: both waited for the store, ignoring the abort, and kept the name reserved.
+  const inner = new MemoryStore();
+  const hang = { read: false, append: false };
+  const store = {
+    append: (id, events) => (hang.append ? never() : inner.append(id, events)),
+    read: (id, options) => (hang.read ? never() : inner.read(id, options)),
+    readMany: (ids, options) => inner.readMany(ids, options),
+  };
+  const { runtime } = setup({ store });
+  const root = await runtime.openRoot({ sessionId: 'root' });
+  const abortSoon = (reason) => {
+    const c = new AbortController();
+    setTimeout(() => c.abort(reason), 10);
+    return c.signal;
+  };
+  const spec = (name, signal, extra = {}) => ({ provider: 'spawn', parent: root, label: 'x', prompt: 'p', name, signal, ...extra });
+  hang.read = true;
+  const e1 = await rejects(within(runtime.startActivation(spec('checked', abortSoon('stop'), { childId: 'mine' })), 'childId check'), 'CANCELLED');
+  assert.equal(e1.cause, 'stop');
+  hang.read = false;
+  hang.append = true;
+  await rejects(within(runtime.startActivation(spec('written', abortSoon('stop'))), 'child log write'), 'CANCELLED');
+  hang.append = false;
+  // Nothing was published, and both names and the reserved id are free again.
+  assert.deepEqual(await runtime.listDescendants('root'), []);
+  assert.equal((await runtime.startActivation(spec('checked', undefined, { childId: 'mine', delivery: 'caller' }))).childId, 'mine');
+  assert.equal((await runtime.startActivation(spec('written', undefined, { delivery: 'caller' }))).name, 'written');
+  await stillWorks(runtime, root);
+});
+
 test('listeners that throw or re-enter: the runtime carries on', async () => {
   const { runtime } = setup();
   const seen = [];

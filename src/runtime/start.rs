@@ -357,7 +357,9 @@ impl Runtime {
             return Err(crate::err!(ContinuationUnavailable, "no child id was reserved"));
         };
         if spec.child_id.is_some() {
-            let exists = self.0.store.read(&child_id, &ReadQuery::types(&[event::SESSION_START], &spec.signal)).await?;
+            // Guarded: a store that ignores the signal cannot hold a cancelled start.
+            let query = ReadQuery::types(&[event::SESSION_START], &spec.signal);
+            let exists = spec.signal.guard(self.0.store.read(&child_id, &query)).await?;
             if exists.is_some() {
                 return Err(crate::err!(
                     DuplicateChild,
@@ -413,7 +415,10 @@ impl Runtime {
         events.push(SessionEvent::new(inherited, event::SESSION_START, start));
         events.push(SessionEvent::new(inherited + 1, event::MESSAGE, super::deliver::message_payload(&first)));
         let log_len = events.len() as u64;
-        self.0.store.append(&child_id, events).await.map_err(|e| super::persistence(&child_id, e))?;
+        // Until publication the caller's cancellation owns the start, even while the store
+        // writes: a log that lands after an abort has no catalog fact, so it is never listed.
+        let written = self.0.store.append(&child_id, events);
+        spec.signal.guard(async { written.await.map_err(|e| super::persistence(&child_id, e)) }).await?;
         self.still_admissible(spec, admission)?;
 
         let entry = CatalogEntry {
