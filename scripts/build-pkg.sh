@@ -49,6 +49,12 @@ for entry in node.js web.js workerd.js; do
 done
 cp src/wasm/js/index.d.ts "$OUT/index.d.ts"
 cp -r src/wasm/js/web "$OUT/web"   # <subagent-tree> element, IndexedDB store, TreeLock (browser)
+# Durable Object store + OpenAI-compatible model host (edge/), file store (node/):
+# they import the SubagentError class straight from the snippet (no wasm needed).
+for dir in edge node; do
+  mkdir -p "$OUT/$dir"
+  for f in src/wasm/js/$dir/*; do sed -e "s#__SNIPPET__#../$snippet#" "$f" > "$OUT/$dir/${f##*/}"; done
+done
 sed -e "s#__VERSION__#$version#" -e "s#__DESCRIPTION__#$description#" src/wasm/js/package.json > "$OUT/package.json"
 rm -f "$OUT/.gitignore"
 

@@ -1,0 +1,402 @@
+// An edge worker hosting subagent trees: one Durable Object (TreeDO) per tree
+// root, its logs in the object's storage (DurableObjectStore), its agents run
+// by a real model loop (OpenAIHost) when OPENAI_BASE_URL and OPENAI_MODEL are
+// set, or by a deterministic scripted host otherwise.
+//
+// HTTP API (JSON; errors are 4xx/5xx `{ error: { code, message } }` with the
+// library's error code, and a failed request writes nothing):
+//   POST /trees                        create a tree -> 201 { id, root }
+//   GET  /trees/:id                    rows: names, paths, activity
+//   POST /trees/:id/spawn              { parent?: fullName (default lead), name?, label, prompt } -> 201
+//   POST /trees/:id/message            { to: fullName, message, delivery?: 'steer'|'queue' } -> 202
+//   POST /trees/:id/interrupt          { agent: fullName } -> 202
+//   GET  /trees/:id/transcript?agent=  one member's messages and turn results
+//   GET  /trees/:id/events             server-sent events: subagent/start, subagent/end, subagent/catalog
+import { SubagentRuntime, SubagentError, validateName } from 'subagent-tree';
+import { DurableObjectStore } from 'subagent-tree/durable-object-store';
+import { OpenAIHost } from 'subagent-tree/openai-host';
+
+const STREAMED = ['subagent/start', 'subagent/end', 'subagent/catalog'];
+const MAX_BODY = 64 * 1024;
+const WAKE_TIMEOUT_MS = 30_000;
+
+/** HTTP status of each library error code (anything else is a 500). */
+const STATUS = {
+  INVALID_ARGUMENT: 400,
+  INVALID_NAME: 400,
+  UNSUPPORTED_CAPABILITY: 400,
+  NO_PROVIDER: 400,
+  UNAUTHORIZED: 403,
+  UNKNOWN_AGENT: 404,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  DUPLICATE_NAME: 409,
+  DUPLICATE_CHILD: 409,
+  DEPTH_EXCEEDED: 409,
+  NOT_CONTINUABLE: 409,
+  NOT_RESUMABLE: 409,
+  INPUT_CLOSED: 409,
+  PARENT_UNAVAILABLE: 409,
+  DRAINING: 409,
+  ACTIVATION_CLOSING: 409,
+  APPEND_CONFLICT: 409,
+  ACTIVATION_LIMIT_REACHED: 429,
+  CANCELLED: 503,
+  PERSISTENCE_UNAVAILABLE: 503,
+  CONTINUATION_UNAVAILABLE: 503,
+};
+
+function json(body, status = 200, headers = {}) {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  });
+}
+
+function fail(code, message) {
+  return new SubagentError(code, message);
+}
+
+function errorResponse(e) {
+  if (e instanceof SubagentError || (e?.name === 'SubagentError' && typeof e.code === 'string')) {
+    return json({ error: { code: e.code, message: e.message } }, STATUS[e.code] ?? 500);
+  }
+  console.error('edge-worker: unexpected failure', e);
+  return json({ error: { code: 'INTERNAL', message: 'the worker failed unexpectedly' } }, 500);
+}
+
+function withCors(response, env) {
+  if (!env.CORS_ORIGIN) return response;
+  const r = new Response(response.body, response);
+  r.headers.set('access-control-allow-origin', env.CORS_ORIGIN);
+  return r;
+}
+
+/** The stateless front: routes each tree's requests to its Durable Object. */
+export default {
+  async fetch(request, env) {
+    if (request.method === 'OPTIONS' && env.CORS_ORIGIN) {
+      return new Response(null, {
+        status: 204,
+        headers: {
+          'access-control-allow-origin': env.CORS_ORIGIN,
+          'access-control-allow-methods': 'GET, POST, OPTIONS',
+          'access-control-allow-headers': 'content-type',
+        },
+      });
+    }
+    try {
+      return withCors(await route(request, env), env);
+    } catch (e) {
+      return withCors(errorResponse(e), env);
+    }
+  },
+};
+
+async function route(request, env) {
+  const url = new URL(request.url);
+  const parts = url.pathname.split('/').filter(Boolean);
+  if (parts.length === 0) {
+    return json({ name: 'subagent-tree edge worker', trees: 'POST /trees' });
+  }
+  if (parts[0] !== 'trees') throw fail('NOT_FOUND', `there is no route ${JSON.stringify(url.pathname)}`);
+  if (parts.length === 1) {
+    if (request.method !== 'POST') throw fail('METHOD_NOT_ALLOWED', 'use POST /trees to create a tree');
+    const id = env.TREES.newUniqueId();
+    return env.TREES.get(id).fetch(new Request('https://tree/create', { method: 'POST' }));
+  }
+  let id;
+  try {
+    id = env.TREES.idFromString(parts[1]);
+  } catch {
+    throw fail('UNKNOWN_AGENT', `there is no tree ${JSON.stringify(parts[1].slice(0, 80))}`);
+  }
+  const inner = new URL(`https://tree/${parts.slice(2).join('/')}`);
+  inner.search = url.search;
+  return env.TREES.get(id).fetch(new Request(inner, request));
+}
+
+/**
+ * A deterministic stand-in for a model: a turn answers "<name> handled:
+ * <first line of its input>". A turn whose input contains `[hold]` keeps
+ * running until it is interrupted (so a tree can be watched while busy).
+ */
+export function scriptedHost() {
+  return {
+    kind: 'scripted',
+    async runTurn(turn) {
+      const text = turn.inputText.join('\n');
+      if (text.includes('[hold]')) {
+        await new Promise((resolve) => {
+          if (turn.signal.aborted) resolve();
+          else turn.signal.addEventListener('abort', resolve, { once: true });
+        });
+        return { stopReason: 'aborted' };
+      }
+      const first = (turn.input[0]?.text ?? '').split('\n')[0].slice(0, 120);
+      return { stopReason: 'completed', messages: [`${turn.name} handled: ${first}`] };
+    },
+  };
+}
+
+function intEnv(value, fallback) {
+  const n = Number.parseInt(value ?? '', 10);
+  return Number.isSafeInteger(n) && n > 0 ? n : fallback;
+}
+
+/** One tree: its root session id is this object's id. */
+export class TreeDO {
+  constructor(state, env) {
+    this.state = state;
+    this.env = env;
+    this.rootId = state.id.toString();
+    this.store = new DurableObjectStore(state.storage, { prefix: 'log/' });
+    this.maxDepth = intEnv(env.MAX_DEPTH, 3);
+    this.capacity = intEnv(env.CAPACITY, 16);
+    this.live = null; // Promise<{ runtime, root }>
+    this.queue = Promise.resolve();
+    this.pendingSpawns = new Map(); // parent session id -> [{ spec, resolve, reject }]
+  }
+
+  async fetch(request) {
+    try {
+      return await this.handle(request);
+    } catch (e) {
+      return errorResponse(e);
+    }
+  }
+
+  /** The runtime over this object's storage and the tree's live root (opened once per instance). */
+  open() {
+    this.live ??= (async () => {
+      const env = this.env;
+      const model = env.OPENAI_BASE_URL && env.OPENAI_MODEL
+        ? new OpenAIHost({
+            baseUrl: env.OPENAI_BASE_URL,
+            apiKey: env.OPENAI_API_KEY,
+            model: env.OPENAI_MODEL,
+            store: this.store,
+            systemPrompt: env.SYSTEM_PROMPT,
+            maxSteps: intEnv(env.OPENAI_MAX_STEPS, 16),
+          })
+        : scriptedHost();
+      let runtime;
+      // Spawns under a member that is not running run at the start of the turn
+      // that wakes it: the turn's agent is the parent's live handle.
+      const host = {
+        runTurn: async (turn) => {
+          const waiting = this.pendingSpawns.get(turn.sessionId) ?? [];
+          this.pendingSpawns.delete(turn.sessionId);
+          for (const p of waiting) {
+            try {
+              p.resolve(await runtime.startActivation({ ...p.spec, parent: turn.agent }));
+            } catch (e) {
+              p.reject(e);
+            }
+          }
+          return model.runTurn(turn);
+        },
+        release: (sessionId) => model.release?.(sessionId),
+      };
+      runtime = new SubagentRuntime({ store: this.store, host, maxDepth: this.maxDepth, capacity: this.capacity });
+      const root = await runtime.openRoot({ sessionId: this.rootId });
+      return { runtime, root, hostKind: model instanceof OpenAIHost ? 'openai' : 'scripted' };
+    })();
+    this.live.catch(() => (this.live = null));
+    return this.live;
+  }
+
+  /** Runs mutating requests one at a time, so checks and writes do not interleave. */
+  exclusive(fn) {
+    const run = this.queue.then(fn);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  async handle(request) {
+    const url = new URL(request.url);
+    const route = `${request.method} ${url.pathname}`;
+    if (route === 'POST /create') return this.create();
+    if ((await this.store.length(this.rootId)) === null) {
+      throw fail('UNKNOWN_AGENT', `there is no tree ${JSON.stringify(this.rootId)}`);
+    }
+    switch (route) {
+      case 'GET /':
+        return this.list();
+      case 'GET /events':
+        return this.events(request);
+      case 'GET /transcript':
+        return this.transcript(url.searchParams.get('agent') ?? 'lead');
+      case 'POST /spawn':
+        return this.exclusive(async () => this.spawn(await body(request)));
+      case 'POST /message':
+        return this.exclusive(async () => this.message(await body(request)));
+      case 'POST /interrupt':
+        return this.exclusive(async () => this.interrupt(await body(request)));
+      default:
+        if (['/', '/events', '/transcript', '/spawn', '/message', '/interrupt'].includes(url.pathname)) {
+          throw fail('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}`);
+        }
+        throw fail('NOT_FOUND', `there is no route ${JSON.stringify(url.pathname)} on a tree`);
+    }
+  }
+
+  async create() {
+    if ((await this.store.length(this.rootId)) === null) await this.store.append(this.rootId, []);
+    await this.open();
+    return json({ id: this.rootId, root: { sessionId: this.rootId, name: 'lead' } }, 201);
+  }
+
+  async list() {
+    const { runtime, hostKind } = await this.open();
+    const rows = await runtime.listDescendants(this.rootId, {});
+    return json({ id: this.rootId, host: hostKind, root: { sessionId: this.rootId, name: 'lead' }, rows });
+  }
+
+  /** A member by reference (`lead`, a full name, or a Session id of this tree): `{ id, name, depth, mode, rows }`. */
+  async member(runtime, root, ref, field) {
+    if (typeof ref !== 'string' || ref === '') throw fail('INVALID_ARGUMENT', `${field} must be a full name such as reviewer/checker`);
+    const id = await runtime.resolveName(root, ref, {});
+    const rows = await runtime.listDescendants(this.rootId, {});
+    if (id === this.rootId) return { id, name: 'lead', depth: 0, mode: 'root', rows };
+    const row = rows.find((r) => r.kind === 'child' && r.id === id);
+    if (!row) throw fail('UNKNOWN_AGENT', `${JSON.stringify(ref.slice(0, 100))} is not a member of this tree`);
+    return { id, name: row.path ?? row.id, depth: row.depth, mode: row.mode, rows };
+  }
+
+  async spawn(input) {
+    const { runtime, root } = await this.open();
+    const { parent = 'lead', name, label, prompt } = input;
+    if (typeof label !== 'string' || label.trim() === '') throw fail('INVALID_ARGUMENT', 'label must be a non-empty string');
+    if (typeof prompt !== 'string' || prompt.trim() === '') throw fail('INVALID_ARGUMENT', 'prompt must be a non-empty string');
+    if (name !== undefined && typeof name !== 'string') throw fail('INVALID_ARGUMENT', 'name must be a string when given');
+    if (name !== undefined) validateName(name);
+    const spec = { provider: 'spawn', label, prompt, delivery: 'parent' };
+    if (name !== undefined) spec.name = name;
+    const target = await this.member(runtime, root, parent, 'parent');
+    const live = runtime.agent(target.id);
+    let activation;
+    if (live !== undefined) {
+      try {
+        activation = await runtime.startActivation({ ...spec, parent: live });
+      } catch (e) {
+        if (e?.code !== 'PARENT_UNAVAILABLE' || target.id === this.rootId) throw e;
+      }
+    }
+    activation ??= await this.spawnUnderCold(runtime, root, target, spec);
+    activation.result.catch(() => {});
+    return json({ id: activation.childId, name: activation.name, parent: target.name, messageId: activation.messageId }, 201);
+  }
+
+  /**
+   * A parent that is not running is woken by a message; the spawn runs as its
+   * turn starts. Everything that could refuse the spawn is checked first, so a
+   * refused request writes nothing.
+   */
+  async spawnUnderCold(runtime, root, target, spec) {
+    if (spec.name !== undefined && target.rows.some((r) => r.kind === 'child' && r.parentId === target.id && r.name === spec.name)) {
+      throw fail('DUPLICATE_NAME', `agent name ${JSON.stringify(spec.name)} is already taken among the children of ${target.name}`);
+    }
+    if (target.mode !== 'continuable') {
+      throw fail('NOT_CONTINUABLE', `${target.name} cannot be resumed to start a child (its mode is ${target.mode})`);
+    }
+    if (target.depth + 1 > this.maxDepth) {
+      throw fail('DEPTH_EXCEEDED', `a child of ${target.name} would be at depth ${target.depth + 1}, deeper than the limit ${this.maxDepth}`);
+    }
+    const running = target.rows.filter((r) => r.activity === 'running').length;
+    if (running + 2 > this.capacity) {
+      throw fail('ACTIVATION_LIMIT_REACHED', `the tree has no room to resume ${target.name} and start a child (capacity ${this.capacity})`);
+    }
+    const started = new Promise((resolve, reject) => {
+      const list = this.pendingSpawns.get(target.id) ?? [];
+      list.push({ spec, resolve, reject });
+      this.pendingSpawns.set(target.id, list);
+    });
+    const what = spec.name ? `a child agent named ${spec.name}` : 'a child agent';
+    try {
+      await runtime.prompt(root, target.id, `The user is starting ${what} under you for: ${spec.label}. You will hear from it when it finishes.`, { delivery: 'queue' });
+    } catch (e) {
+      this.pendingSpawns.delete(target.id);
+      throw e;
+    }
+    let timer;
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(fail('PARENT_UNAVAILABLE', `${target.name} did not start a turn in time to take the new child`)), WAKE_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([started, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async message(input) {
+    const { runtime, root } = await this.open();
+    const { to, message, delivery = 'steer' } = input;
+    if (typeof message !== 'string' || message.trim() === '') throw fail('INVALID_ARGUMENT', 'message must be a non-empty string');
+    if (delivery !== 'steer' && delivery !== 'queue') throw fail('INVALID_ARGUMENT', "delivery must be 'steer' or 'queue'");
+    const target = await this.member(runtime, root, to, 'to');
+    const messageId = await runtime.prompt(root, target.id, message, { delivery });
+    return json({ messageId, to: target.name, id: target.id }, 202);
+  }
+
+  async interrupt(input) {
+    const { runtime, root } = await this.open();
+    const target = await this.member(runtime, root, input.agent, 'agent');
+    runtime.interrupt(target.id, { kind: 'user' });
+    return json({ interrupted: target.name, id: target.id }, 202);
+  }
+
+  async transcript(ref) {
+    const { runtime, root } = await this.open();
+    const target = await this.member(runtime, root, ref, 'agent');
+    const events = (await this.store.read(target.id, { types: ['message/input', 'turn/end'] })) ?? [];
+    const text = (blocks) => (Array.isArray(blocks) ? blocks.filter((b) => b?.type === 'text').map((b) => b.text).join('\n') : '');
+    const entries = events.map((e) =>
+      e.type === 'message/input'
+        ? { seq: e.seq, type: e.type, from: e.payload?.source?.senderName ?? e.payload?.source?.kind, text: text(e.payload?.content) }
+        : { seq: e.seq, type: e.type, stopReason: e.payload?.stopReason, text: text(e.payload?.output) },
+    );
+    return json({ agent: target.name, id: target.id, entries });
+  }
+
+  async events(request) {
+    const { runtime } = await this.open();
+    const { readable, writable } = new TransformStream();
+    const writer = writable.getWriter();
+    const encoder = new TextEncoder();
+    const unsubscribe = [];
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      for (const off of unsubscribe) off();
+      writer.close().catch(() => {});
+    };
+    const send = (event, data) => {
+      if (closed) return;
+      writer.write(encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)).catch(close);
+    };
+    for (const type of STREAMED) unsubscribe.push(runtime.on(type, (e) => send(type, e), { root: this.rootId }));
+    request.signal?.addEventListener?.('abort', close);
+    send('ready', { id: this.rootId, rows: await runtime.listDescendants(this.rootId, {}) });
+    return new Response(readable, {
+      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+    });
+  }
+}
+
+async function body(request) {
+  const text = await request.text();
+  if (text.length > MAX_BODY) throw fail('INVALID_ARGUMENT', `the request body is larger than ${MAX_BODY} bytes`);
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw fail('INVALID_ARGUMENT', 'the request body is not valid JSON');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw fail('INVALID_ARGUMENT', 'the request body must be a JSON object');
+  }
+  return value;
+}

@@ -1,0 +1,223 @@
+// FileStore (Node): one append-only JSON-lines log per session; the store
+// contract, torn tails after a crash ignored and reported, damage refused,
+// reopen, serialized concurrent appends, a writer killed mid-append, and a
+// live runtime restarted over the same directory.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, readFile, appendFile, writeFile, readdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { SubagentRuntime, SubagentError, listDescendants } from 'subagent-tree';
+import { FileStore, fileNameFor } from 'subagent-tree/file-store';
+import { until } from './edge-helpers.mjs';
+
+const cat = (seq, childId, name) => ({ seq, type: 'subagent/catalog', payload: { version: 3, childId, childCreatedAt: 1, mode: 'continuable', label: 'L', name } });
+const note = (seq, text = 'x') => ({ seq, type: 'message/user', payload: { text } });
+
+async function tempDir(t) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'file-store-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function code(promise) {
+  try {
+    await promise;
+    return 'ok';
+  } catch (e) {
+    assert.ok(e instanceof SubagentError, `not a SubagentError: ${e}`);
+    return e.code;
+  }
+}
+
+test('the store contract over files', async (t) => {
+  const dir = await tempDir(t);
+  const store = await FileStore.open(dir);
+  assert.equal(await store.read('s', {}), null);
+  assert.equal(await store.length('s'), null);
+  await store.append('empty', []);
+  assert.deepEqual(await store.read('empty', {}), []);
+  await store.append('s', [note(0, 'a'), cat(1, 'c1', 'one'), note(2, 'b\nwith newline')]);
+  await store.append('s', [cat(3, 'c2', 'two')]);
+  const all = await store.read('s', {});
+  assert.deepEqual(all.map((e) => e.seq), [0, 1, 2, 3]);
+  assert.deepEqual(all[1], cat(1, 'c1', 'one'));
+  assert.equal(all[2].payload.text, 'b\nwith newline');
+  assert.deepEqual((await store.read('s', { types: ['subagent/catalog'] })).map((e) => e.seq), [1, 3]);
+  assert.deepEqual((await store.read('s', { types: ['message/user'] })).map((e) => e.seq), [0, 2]);
+  assert.deepEqual((await store.read('s', { fromSeq: 2 })).map((e) => e.seq), [2, 3]);
+  assert.deepEqual((await store.read('s', { types: ['subagent/catalog'], fromSeq: 2 })).map((e) => e.seq), [3]);
+  // Reads are copies.
+  (await store.read('s', { types: ['subagent/catalog'] }))[0].payload.name = 'mutated';
+  assert.equal((await store.read('s', { types: ['subagent/catalog'] }))[0].payload.name, 'one');
+  assert.equal(await code(store.append('s', [note(2)])), 'APPEND_CONFLICT');
+  assert.equal(await code(store.append('s', [note(5)])), 'APPEND_CONFLICT');
+  assert.equal(await code(store.append('s', [note(4), note(6)])), 'APPEND_CONFLICT');
+  assert.equal(await code(store.append('s', 'x')), 'INVALID_ARGUMENT');
+  assert.equal(await code(store.append('s', [{ seq: 4 }])), 'INVALID_ARGUMENT');
+  assert.equal(await code(store.read('', {})), 'INVALID_ARGUMENT');
+  assert.equal(await code(store.read('s', { signal: AbortSignal.abort() })), 'CANCELLED');
+  assert.equal(await store.length('s'), 4);
+  const many = await store.readMany(['s', 'nope', 'empty'], { types: ['subagent/catalog'] });
+  assert.deepEqual(many.map((m) => m && m.map((e) => e.seq)), [[1, 3], null, []]);
+  assert.equal(await store.flush('s'), true);
+  // Any id is a safe file name; long ids are hashed and still listed.
+  const odd = ['../../etc/passwd', 'ünï/cødé:*?', 'x'.repeat(300)];
+  for (const id of odd) await store.append(id, [note(0, id)]);
+  for (const id of odd) assert.equal((await store.read(id, {}))[0].payload.text, id);
+  assert.equal(fileNameFor('x'.repeat(300)).startsWith('h-'), true);
+  assert.deepEqual(await store.sessionIds(), ['empty', 's', ...odd].sort());
+  const files = await readdir(dir);
+  assert.ok(files.every((f) => /^([0-9a-f]+|h-[0-9a-f]{64})\.jsonl$/.test(f)), files.join());
+  // The log is JSON lines: a header, then one event per line.
+  const lines = (await readFile(path.join(dir, fileNameFor('s')), 'utf8')).split('\n');
+  assert.deepEqual(JSON.parse(lines[0]), { subagentTree: 1, sessionId: 's' });
+  assert.deepEqual(JSON.parse(lines[2]), cat(1, 'c1', 'one'));
+  assert.equal(lines.at(-1), '');
+  // Reopen: lengths and contents rebuilt from the files.
+  const again = await FileStore.open(dir, { fsync: 'append' });
+  assert.equal(await again.length('s'), 4);
+  await again.append('s', [note(4)]);
+  assert.equal((await again.read('s', {})).length, 5);
+  assert.deepEqual(again.diagnostics, []);
+  await assert.rejects(FileStore.open(dir, { fsync: 'never' }), (e) => e.code === 'INVALID_ARGUMENT');
+});
+
+test('a torn last record is ignored, reported, and cut off by the next append', async (t) => {
+  const dir = await tempDir(t);
+  const first = await FileStore.open(dir);
+  await first.append('s', [note(0, 'a'), cat(1, 'k', 'kid'), note(2, 'c')]);
+  await first.flush('s');
+  const file = path.join(dir, fileNameFor('s'));
+  const good = (await readFile(file)).length;
+  const torn = '{"seq":3,"type":"message/user","payload":{"te';
+  await appendFile(file, torn); // the crash
+  const reports = [];
+  const store = await FileStore.open(dir, { onCorruptTail: (info) => reports.push(info) });
+  const events = await store.read('s', {});
+  assert.deepEqual(events.map((e) => e.payload.text ?? e.payload.name), ['a', 'kid', 'c']);
+  assert.deepEqual(reports, [{ sessionId: 's', file, offset: good, droppedBytes: Buffer.byteLength(torn), reason: 'an incomplete last line' }]);
+  assert.deepEqual(store.diagnostics, reports);
+  assert.equal(await store.length('s'), 3);
+  // Listing reads the catalog through the same scan.
+  assert.equal((await store.read('s', { types: ['subagent/catalog'] })).length, 1);
+  await store.append('s', [note(3, 'after the crash')]);
+  const reopened = await FileStore.open(dir, { onCorruptTail: () => assert.fail('no torn tail any more') });
+  assert.deepEqual((await reopened.read('s', {})).map((e) => e.seq), [0, 1, 2, 3]);
+  assert.equal((await reopened.read('s', {}))[3].payload.text, 'after the crash');
+  assert.equal(reports.length, 1, 'reported once');
+
+  // A complete but garbled last line (zeros after a power loss) is a torn tail too.
+  await appendFile(file, '\0\0\0\0\n');
+  const zeros = await FileStore.open(dir);
+  assert.equal(await zeros.length('s'), 4);
+  assert.equal(zeros.diagnostics[0].reason, 'a line that is not JSON');
+  await zeros.append('s', [note(4)]);
+  assert.equal((await (await FileStore.open(dir)).read('s', {})).length, 5);
+
+  // A crash while the header was written: the session does not exist yet.
+  await writeFile(path.join(dir, fileNameFor('new')), '{"subagentTr');
+  const fresh = await FileStore.open(dir);
+  assert.equal(await fresh.read('new', {}), null);
+  assert.equal(fresh.diagnostics[0].reason, 'an incomplete header');
+  await fresh.append('new', [note(0)]);
+  assert.deepEqual((await (await FileStore.open(dir)).read('new', {})).map((e) => e.seq), [0]);
+});
+
+test('damage before good records is refused, not skipped; listing shows the branch as unavailable', async (t) => {
+  const dir = await tempDir(t);
+  const store = await FileStore.open(dir);
+  await store.append('root', [cat(0, 'a', 'alpha'), cat(1, 'b', 'beta')]);
+  await store.append('a', [note(0), note(1), note(2)]);
+  await store.append('b', []);
+  const file = path.join(dir, fileNameFor('a'));
+  const lines = (await readFile(file, 'utf8')).split('\n');
+  lines[2] = '{"seq": 1, "type": "message/user", "payl'; // a torn line in the middle
+  await writeFile(file, lines.join('\n'));
+  const reopened = await FileStore.open(dir);
+  assert.equal(await code(reopened.read('a', {})), 'PERSISTENCE_UNAVAILABLE');
+  const rows = await listDescendants(reopened, 'root');
+  assert.deepEqual(rows.map((r) => (r.kind === 'child' ? r.path : `${r.id}!${r.reason}`)), ['a!unavailable', 'beta']);
+  // A file that belongs to another session is refused too.
+  await writeFile(path.join(dir, fileNameFor('c')), `${JSON.stringify({ subagentTree: 1, sessionId: 'someone-else' })}\n`);
+  assert.equal(await code(reopened.read('c', {})), 'PERSISTENCE_UNAVAILABLE');
+  assert.equal(await code(reopened.append('c', [note(0)])), 'PERSISTENCE_UNAVAILABLE');
+});
+
+test('concurrent appends to one log are serialized in call order; a raced seq conflicts', async (t) => {
+  const dir = await tempDir(t);
+  const store = await FileStore.open(dir);
+  const results = await Promise.all(Array.from({ length: 100 }, (_, i) => code(store.append('s', [note(i, String(i))]))));
+  assert.ok(results.every((r) => r === 'ok'));
+  const other = await Promise.all(Array.from({ length: 20 }, (_, i) => code(store.append(`t${i % 4}`, [note(Math.floor(i / 4))]))));
+  assert.ok(other.every((r) => r === 'ok'));
+  const raced = await Promise.all([code(store.append('s', [note(100, 'x')])), code(store.append('s', [note(100, 'y')]))]);
+  assert.deepEqual(raced, ['ok', 'APPEND_CONFLICT']);
+  const back = await (await FileStore.open(dir)).read('s', {});
+  assert.deepEqual(back.map((e) => e.payload.text), [...Array.from({ length: 100 }, (_, i) => String(i)), 'x']);
+  for (let k = 0; k < 4; k++) assert.equal(await store.length(`t${k}`), 5);
+});
+
+test('a writer killed mid-append leaves a log that reopens and continues', async (t) => {
+  const dir = await tempDir(t);
+  const require = createRequire(import.meta.url);
+  const storeUrl = new URL(`file://${require.resolve('subagent-tree/file-store')}`).href;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', `
+    const { FileStore } = await import(${JSON.stringify(storeUrl)});
+    const store = await FileStore.open(${JSON.stringify(dir)});
+    const big = 'y'.repeat(200000);
+    for (let i = 0; ; i++) {
+      await store.append('s', [{ seq: i, type: 'message/user', payload: { i, big } }]);
+      if (i === 3) process.stdout.write('ready\\n');
+    }
+  `], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((resolve) => child.stdout.once('data', resolve));
+  await new Promise((r) => setTimeout(r, 30));
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.once('exit', resolve));
+  const reports = [];
+  const store = await FileStore.open(dir, { onCorruptTail: (i) => reports.push(i) });
+  const n = await store.length('s');
+  assert.ok(n >= 4, `at least the acknowledged records survive (${n})`);
+  const events = await store.read('s', {});
+  assert.deepEqual(events.map((e) => e.payload.i), Array.from({ length: n }, (_, i) => i));
+  assert.ok(reports.length <= 1);
+  await store.append('s', [note(n, 'resumed')]);
+  const again = await FileStore.open(dir);
+  assert.equal(await again.length('s'), n + 1);
+  assert.deepEqual(again.diagnostics, []);
+});
+
+test('a live runtime over a FileStore restarts with the same names; a cold member resumes', async (t) => {
+  const dir = await tempDir(t);
+  const turns = [];
+  let open;
+  const gate = new Promise((r) => (open = r));
+  const host = {
+    async runTurn(turn) {
+      turns.push(turn.name);
+      if (turn.name === 'reviewer' && turn.first) await gate; // keeps reviewer live while its child starts
+      return { stopReason: 'completed', messages: [`done by ${turn.name}`] };
+    },
+  };
+  const store = await FileStore.open(dir);
+  const rt1 = new SubagentRuntime({ store, host, maxDepth: 3 });
+  const root1 = await rt1.openRoot({ sessionId: 'root' });
+  const a = await rt1.startActivation({ provider: 'spawn', parent: root1, label: 'Review', prompt: 'p', name: 'reviewer' });
+  const b = await rt1.startActivation({ provider: 'spawn', parent: a.agent, label: 'Check', prompt: 'p', name: 'checker' });
+  open();
+  await b.result;
+  await a.result;
+  await store.flush('root');
+  const store2 = await FileStore.open(dir);
+  const rt2 = new SubagentRuntime({ store: store2, host, maxDepth: 3 });
+  const root2 = await rt2.openRoot({ sessionId: 'root' });
+  assert.deepEqual((await rt2.listDescendants('root', {})).map((r) => r.path), ['reviewer', 'reviewer/checker']);
+  assert.deepEqual((await listDescendants(store2, 'root')).map((r) => r.path), ['reviewer', 'reviewer/checker']);
+  turns.length = 0;
+  await rt2.sendMessage(root2, b.childId, 'one more');
+  await until(() => turns.includes('reviewer/checker'), 'the cold member to resume');
+  await until(async () => (await store2.read(b.childId, { types: ['turn/end'] })).length === 2, 'its turn to be recorded');
+});

@@ -1,0 +1,144 @@
+// Shared by the edge-* suites: the installed package's modules for miniflare,
+// a mock OpenAI-compatible server on 127.0.0.1, an SSE reader, polling.
+import { readFile, readdir } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const root = path.join(here, '..');
+export const pkgDir = path.join(root, 'node_modules', 'subagent-tree');
+/** The repository (examples/ lives there); EDGE_REPO overrides it for runs outside the tree. */
+export const repo = process.env.EDGE_REPO ?? path.join(root, '..');
+
+/**
+ * Miniflare modules for a worker whose source imports `subagent-tree` and
+ * its subpaths by name: the names are resolved through the installed
+ * package's `exports` (the `workerd` condition), as wrangler would.
+ */
+export async function workerModules(source, workerPath = path.join(root, 'edge-worker.mjs')) {
+  const pkg = JSON.parse(await readFile(path.join(pkgDir, 'package.json'), 'utf8'));
+  const target = (spec) => {
+    const entry = pkg.exports[spec];
+    if (entry === undefined) throw new Error(`subagent-tree does not export ${spec}`);
+    const file = typeof entry === 'string' ? entry : (entry.workerd ?? entry.default);
+    return path.relative(path.dirname(workerPath), path.join(pkgDir, file)).split(path.sep).join('/');
+  };
+  const rewritten = source.replace(/from\s+'subagent-tree(\/[a-z-]+)?'/g, (_, sub) => {
+    const rel = target(sub ? `.${sub}` : '.');
+    return `from '${rel.startsWith('.') ? rel : `./${rel}`}'`;
+  });
+  const modules = [{ type: 'ESModule', path: workerPath, contents: rewritten }];
+  for (const file of await readdir(pkgDir, { recursive: true })) {
+    const full = path.join(pkgDir, file);
+    if (file.startsWith(`node${path.sep}`) || file.startsWith(`web${path.sep}`)) continue;
+    if (file.endsWith('.js')) modules.push({ type: 'ESModule', path: full });
+    if (file.endsWith('.wasm')) modules.push({ type: 'CompiledWasm', path: full });
+  }
+  return modules;
+}
+
+/**
+ * A mock chat-completions server on 127.0.0.1 (random port). `respond(body,
+ * request)` returns `{ message, finish_reason?, usage? }` for a choice, or
+ * `{ status, body, headers?, raw? }` for anything else, optionally
+ * `{ delayMs }`; it may return a Promise. Every request is recorded.
+ */
+export async function mockOpenAI(respond) {
+  const requests = [];
+  const server = http.createServer(async (req, res) => {
+    let text = '';
+    for await (const chunk of req) text += chunk;
+    let body;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    const record = { method: req.method, url: req.url, headers: req.headers, body, text };
+    requests.push(record);
+    let answer;
+    try {
+      answer = await respond(body, record);
+    } catch (e) {
+      answer = { status: 500, body: { error: { message: `mock failed: ${e.message}` } } };
+    }
+    if (answer?.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs).unref());
+    if (res.destroyed) return;
+    if (answer?.status !== undefined) {
+      res.writeHead(answer.status, { 'content-type': answer.raw ? 'text/plain' : 'application/json', ...(answer.headers ?? {}) });
+      res.end(answer.raw ?? JSON.stringify(answer.body ?? {}));
+      return;
+    }
+    const choice = { index: 0, message: { role: 'assistant', content: null, ...answer.message }, finish_reason: answer.finish_reason ?? 'stop' };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ id: `cmpl-${requests.length}`, object: 'chat.completion', model: body?.model, choices: [choice], usage: answer.usage ?? { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  return {
+    requests,
+    port,
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A tool call as a mock model answer. */
+export function toolCall(name, args, id = `call-${name}-${Math.random().toString(16).slice(2, 8)}`) {
+  return { message: { content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] }, finish_reason: 'tool_calls' };
+}
+
+export function say(text, finish_reason = 'stop') {
+  return { message: { content: text }, finish_reason };
+}
+
+/** The agent a chat request is for, from the identity context in its system message. */
+export function agentOf(body) {
+  const system = body?.messages?.find((m) => m.role === 'system')?.content ?? '';
+  return /You are agent (\S+?)[,\s]/.exec(system)?.[1];
+}
+
+/** Reads a server-sent-event stream into `events` (`{ event, data }`) until cancelled. */
+export function readSSE(response) {
+  const events = [];
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const done = (async () => {
+    try {
+      for (;;) {
+        const { value, done: end } = await reader.read();
+        if (end) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          events.push({ event, data: data === undefined ? undefined : JSON.parse(data) });
+        }
+      }
+    } catch {
+      // cancelled
+    }
+  })();
+  return { events, cancel: () => reader.cancel().catch(() => {}), done };
+}
+
+/** Polls `fn` until it returns a truthy value (returned), or fails after `ms`. */
+export async function until(fn, what, ms = 5000, every = 20) {
+  const deadline = Date.now() + ms;
+  let last;
+  for (;;) {
+    last = await fn();
+    if (last) return last;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, every));
+  }
+}

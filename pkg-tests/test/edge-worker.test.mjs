@@ -1,0 +1,253 @@
+// The example edge worker (examples/edge-worker) in real workerd through
+// miniflare, with Durable Object persistence on disk: a named three-level
+// tree over HTTP, a restart over the same storage, a cold member resumed by a
+// message, an interrupt, coded errors that write nothing, and the SSE stream;
+// then the same worker driving the OpenAI-compatible host against a mock
+// model server on 127.0.0.1.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Miniflare } from 'miniflare';
+import { workerModules, repo, mockOpenAI, toolCall, say, agentOf, readSSE, until } from './edge-helpers.mjs';
+
+const workerSource = await readFile(path.join(repo, 'examples', 'edge-worker', 'worker.js'), 'utf8');
+const modules = await workerModules(workerSource);
+
+/** Reads the binding and migration out of the example's wrangler.toml, so the test runs what users deploy. */
+async function wranglerConfig() {
+  const toml = await readFile(path.join(repo, 'examples', 'edge-worker', 'wrangler.toml'), 'utf8');
+  const binding = /\[\[durable_objects\.bindings\]\]\s*name\s*=\s*"([^"]+)"\s*class_name\s*=\s*"([^"]+)"/.exec(toml);
+  const migration = /\[\[migrations\]\]\s*tag\s*=\s*"[^"]+"\s*(new_sqlite_classes|new_classes)\s*=\s*\[\s*"([^"]+)"\s*\]/.exec(toml);
+  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  const main = /^main\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  assert.ok(binding && migration && date, 'wrangler.toml declares the Durable Object binding, a migration and a compatibility date');
+  assert.equal(main, 'worker.js');
+  assert.equal(migration[2], binding[2], 'the migration creates the bound class');
+  assert.match(workerSource, new RegExp(`export class ${binding[2]}\\b`));
+  return { binding: binding[1], className: binding[2], useSQLite: migration[1] === 'new_sqlite_classes', compatibilityDate: date };
+}
+const config = await wranglerConfig();
+
+function start(persist, bindings = {}) {
+  return new Miniflare({
+    modules,
+    compatibilityDate: config.compatibilityDate,
+    durableObjects: { [config.binding]: { className: config.className, useSQLite: config.useSQLite } },
+    durableObjectsPersist: persist,
+    bindings,
+  });
+}
+
+function client(mf) {
+  const call = async (method, url, body, raw) => {
+    const init = { method };
+    if (body !== undefined) init.body = raw ? body : JSON.stringify(body);
+    const res = await mf.dispatchFetch(`http://edge${url}`, init);
+    const text = await res.text();
+    let json;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = text;
+    }
+    return { status: res.status, body: json };
+  };
+  return {
+    get: (url) => call('GET', url),
+    post: (url, body, raw) => call('POST', url, body, raw),
+  };
+}
+
+async function expectError(promise, status, code) {
+  const r = await promise;
+  assert.equal(r.status, status, JSON.stringify(r.body));
+  assert.equal(r.body.error.code, code);
+  assert.equal(typeof r.body.error.message, 'string');
+  assert.ok(r.body.error.message.length > 0);
+  return r.body.error;
+}
+
+const paths = (rows) => rows.map((r) => r.path);
+const turnsOf = async (api, tree, agent) => (await api.get(`/trees/${tree}/transcript?agent=${agent}`)).body.entries.filter((e) => e.type === 'turn/end');
+
+test('the example worker: a named tree over HTTP survives a restart; cold members resume; errors write nothing; SSE', async () => {
+  const persist = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-'));
+  let mf = start(persist);
+  try {
+    let api = client(mf);
+    const created = await api.post('/trees');
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const tree = created.body.id;
+    assert.match(tree, /^[0-9a-f]{64}$/);
+    assert.deepEqual(created.body.root, { sessionId: tree, name: 'lead' });
+
+    const stream = await mf.dispatchFetch(`http://edge/trees/${tree}/events`);
+    assert.equal(stream.status, 200);
+    assert.match(stream.headers.get('content-type'), /^text\/event-stream/);
+    const sse = readSSE(stream);
+    await until(() => sse.events.some((e) => e.event === 'ready'), 'the SSE ready event');
+
+    // reviewer holds its turn (scripted host: "[hold]"), so it stays running.
+    const reviewer = await api.post(`/trees/${tree}/spawn`, { name: 'reviewer', label: 'Review', prompt: 'Review the patch [hold]' });
+    assert.equal(reviewer.status, 201, JSON.stringify(reviewer.body));
+    assert.equal(reviewer.body.name, 'reviewer');
+    assert.equal(reviewer.body.parent, 'lead');
+    const checker = await api.post(`/trees/${tree}/spawn`, { parent: 'reviewer', name: 'checker', label: 'Check', prompt: 'Check the tests' });
+    assert.equal(checker.status, 201, JSON.stringify(checker.body));
+    assert.equal(checker.body.name, 'reviewer/checker');
+    // checker answers at once and settles: spawning under it wakes it first.
+    await until(async () => (await turnsOf(api, tree, 'reviewer/checker')).length === 1, 'checker to finish its turn');
+    await until(async () => (await api.get(`/trees/${tree}`)).body.rows.find((r) => r.path === 'reviewer/checker')?.activity === 'inactive', 'checker to settle');
+    const probe = await api.post(`/trees/${tree}/spawn`, { parent: 'reviewer/checker', name: 'probe', label: 'Probe', prompt: 'Probe the edge cases' });
+    assert.equal(probe.status, 201, JSON.stringify(probe.body));
+    assert.equal(probe.body.name, 'reviewer/checker/probe');
+    await until(async () => (await turnsOf(api, tree, 'reviewer/checker/probe')).length === 1, 'probe to finish');
+
+    const listed = await api.get(`/trees/${tree}`);
+    assert.equal(listed.status, 200);
+    assert.equal(listed.body.host, 'scripted');
+    assert.deepEqual(paths(listed.body.rows), ['reviewer', 'reviewer/checker', 'reviewer/checker/probe']);
+    assert.deepEqual(listed.body.rows.map((r) => r.depth), [1, 2, 3]);
+    assert.equal(listed.body.rows[0].activity, 'running');
+    assert.equal(listed.body.rows[0].label, 'Review');
+
+    // Bad input: coded 4xx, and nothing written (logs and listing unchanged).
+    const before = JSON.stringify((await api.get(`/trees/${tree}/transcript?agent=reviewer/checker`)).body);
+    await expectError(api.post(`/trees/${tree}/spawn`, { name: 'Bad Name', label: 'x', prompt: 'x' }), 400, 'INVALID_NAME');
+    await expectError(api.post(`/trees/${tree}/spawn`, { name: 'lead', label: 'x', prompt: 'x' }), 400, 'INVALID_NAME');
+    await expectError(api.post(`/trees/${tree}/spawn`, { name: 'reviewer', label: 'x', prompt: 'x' }), 409, 'DUPLICATE_NAME');
+    await expectError(api.post(`/trees/${tree}/spawn`, { parent: 'reviewer/checker', name: 'probe', label: 'x', prompt: 'x' }), 409, 'DUPLICATE_NAME');
+    await expectError(api.post(`/trees/${tree}/spawn`, { parent: 'reviewer/checker/probe', label: 'x', prompt: 'x' }), 409, 'DEPTH_EXCEEDED');
+    await expectError(api.post(`/trees/${tree}/spawn`, { parent: 'nobody', label: 'x', prompt: 'x' }), 404, 'UNKNOWN_AGENT');
+    await expectError(api.post(`/trees/${tree}/spawn`, { parent: 'reviewer', label: '', prompt: 'x' }), 400, 'INVALID_ARGUMENT');
+    await expectError(api.post(`/trees/${tree}/message`, { to: 'reviewer/nobody', message: 'hi' }), 404, 'UNKNOWN_AGENT');
+    await expectError(api.post(`/trees/${tree}/message`, { to: 'not-a-member-id-0000', message: 'hi' }), 404, 'UNKNOWN_AGENT');
+    await expectError(api.post(`/trees/${tree}/message`, { to: 'reviewer', message: 42 }), 400, 'INVALID_ARGUMENT');
+    await expectError(api.post(`/trees/${tree}/interrupt`, { agent: 'ghost' }), 404, 'UNKNOWN_AGENT');
+    await expectError(api.post(`/trees/${tree}/spawn`, '{"name": "x", ', true), 400, 'INVALID_ARGUMENT');
+    await expectError(api.post(`/trees/${tree}/message`, '[1,2]', true), 400, 'INVALID_ARGUMENT');
+    await expectError(api.get(`/trees/${'0'.repeat(63)}z`), 404, 'UNKNOWN_AGENT');
+    await expectError(api.get('/trees/not-a-tree'), 404, 'UNKNOWN_AGENT');
+    await expectError(api.get('/nowhere'), 404, 'NOT_FOUND');
+    await expectError(api.get('/trees'), 405, 'METHOD_NOT_ALLOWED');
+    assert.equal(JSON.stringify((await api.get(`/trees/${tree}/transcript?agent=reviewer/checker`)).body), before);
+    assert.deepEqual(paths((await api.get(`/trees/${tree}`)).body.rows), ['reviewer', 'reviewer/checker', 'reviewer/checker/probe']);
+
+    // Interrupt the running reviewer: its turn ends aborted, the member stays.
+    const stopped = await api.post(`/trees/${tree}/interrupt`, { agent: 'reviewer' });
+    assert.equal(stopped.status, 202);
+    assert.equal(stopped.body.interrupted, 'reviewer');
+    const reviewerTurns = await until(async () => {
+      const t = await turnsOf(api, tree, 'reviewer');
+      return t.length > 0 && t;
+    }, 'the interrupted turn to end');
+    assert.equal(reviewerTurns[0].stopReason, 'aborted');
+
+    // The stream saw the tree grow and members settle.
+    await until(() => sse.events.some((e) => e.event === 'subagent/end' && e.data.name === 'reviewer/checker/probe'), 'probe end on the stream');
+    const started = sse.events.filter((e) => e.event === 'subagent/start').map((e) => e.data.name);
+    // checker starts twice: created, then resumed to take its child.
+    assert.deepEqual(started, ['reviewer', 'reviewer/checker', 'reviewer/checker', 'reviewer/checker/probe']);
+    const catalog = sse.events.filter((e) => e.event === 'subagent/catalog').map((e) => e.data.entry.name);
+    assert.deepEqual(catalog, ['reviewer', 'checker', 'probe']);
+    assert.ok(sse.events.every((e) => e.event === 'ready' || e.data.rootSessionId === tree));
+    sse.cancel();
+
+    // Restart: a new workerd over the same storage.
+    await mf.dispose();
+    mf = start(persist);
+    api = client(mf);
+    const again = await api.get(`/trees/${tree}`);
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.deepEqual(paths(again.body.rows), ['reviewer', 'reviewer/checker', 'reviewer/checker/probe']);
+    assert.deepEqual(again.body.rows.map((r) => r.activity), ['inactive', 'inactive', 'inactive']);
+
+    // A message to a cold member resumes it under its full name.
+    const sent = await api.post(`/trees/${tree}/message`, { to: 'reviewer/checker/probe', message: 'One more case, please.' });
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    assert.equal(sent.body.to, 'reviewer/checker/probe');
+    const probeTurns = await until(async () => {
+      const t = await turnsOf(api, tree, 'reviewer/checker/probe');
+      return t.length === 2 && t;
+    }, 'the cold member to run a turn');
+    assert.equal(probeTurns[1].stopReason, 'completed');
+    assert.match(probeTurns[1].text, /^reviewer\/checker\/probe handled: /);
+    // The interrupted reviewer wakes on a message too.
+    await api.post(`/trees/${tree}/message`, { to: 'reviewer', message: 'Carry on.' });
+    await until(async () => (await turnsOf(api, tree, 'reviewer')).at(-1)?.stopReason === 'completed', 'reviewer to resume');
+    // And the tree still grows after the restart, under a cold member.
+    const late = await api.post(`/trees/${tree}/spawn`, { parent: 'reviewer', name: 'second', label: 'Second look', prompt: 'Look again' });
+    assert.equal(late.status, 201, JSON.stringify(late.body));
+    assert.equal(late.body.name, 'reviewer/second');
+    const final = await api.get(`/trees/${tree}`);
+    assert.deepEqual(paths(final.body.rows), ['reviewer', 'reviewer/checker', 'reviewer/checker/probe', 'reviewer/second']);
+    // Another tree is another object, with its own names.
+    const other = (await api.post('/trees')).body.id;
+    assert.notEqual(other, tree);
+    assert.equal((await api.post(`/trees/${other}/spawn`, { name: 'reviewer', label: 'Own', prompt: 'p' })).status, 201);
+  } finally {
+    await mf.dispose();
+    await rm(persist, { recursive: true, force: true });
+  }
+});
+
+test('the example worker runs the OpenAI-compatible host against a mock model on 127.0.0.1', async () => {
+  const KEY = 'sk-edge-test-0123456789abcdef';
+  const mock = await mockOpenAI((body) => {
+    const agent = agentOf(body);
+    const last = body.messages.at(-1);
+    const toolsSoFar = body.messages.filter((m) => m.role === 'tool').length;
+    if (agent === 'lead') {
+      if (last.role === 'user' && last.content.includes('assemble')) return toolCall('spawn_agent', { name: 'researcher', description: 'Research', prompt: 'Find three facts.' });
+      if (last.role === 'tool' && toolsSoFar === 1) return toolCall('list_agents', { scope: 'descendants' });
+      return say('lead: noted');
+    }
+    if (agent === 'researcher') {
+      if (toolsSoFar === 0 && last.role === 'user' && last.content.includes('Find three facts')) return toolCall('spawn_agent', { name: 'checker', description: 'Check facts', prompt: 'Check the facts.' });
+      return say('researcher: three facts');
+    }
+    if (agent === 'researcher/checker') {
+      if (toolsSoFar === 0) return toolCall('send_message', { agent: 'researcher', message: 'fact two is shaky' });
+      return say('checker: checked');
+    }
+    return say('ok');
+  });
+  const persist = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-ai-'));
+  const mf = start(persist, { OPENAI_BASE_URL: mock.baseUrl, OPENAI_API_KEY: KEY, OPENAI_MODEL: 'mock-model' });
+  try {
+    const api = client(mf);
+    const tree = (await api.post('/trees')).body.id;
+    assert.equal((await api.get(`/trees/${tree}`)).body.host, 'openai');
+    const sent = await api.post(`/trees/${tree}/message`, { to: 'lead', message: 'Please assemble a team.' });
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    const rows = await until(async () => {
+      const r = (await api.get(`/trees/${tree}`)).body.rows;
+      return r.length === 2 && r.every((x) => x.activity === 'inactive') && r;
+    }, 'the model-built tree to settle', 8000).catch(async (e) => {
+      console.log(JSON.stringify(mock.requests.map((r) => [agentOf(r.body), r.body?.messages?.at(-1)]), null, 1));
+      console.log(JSON.stringify((await api.get(`/trees/${tree}`)).body, null, 1));
+      throw e;
+    });
+    assert.deepEqual(paths(rows), ['researcher', 'researcher/checker']);
+    assert.deepEqual(rows.map((r) => r.label), ['Research', 'Check facts']);
+    // The checker's send_message by full name reached the researcher.
+    const researcher = await api.get(`/trees/${tree}/transcript?agent=researcher`);
+    assert.ok(researcher.body.entries.some((e) => e.type === 'message/input' && e.from === 'researcher/checker' && e.text === 'fact two is shaky'));
+    // list_agents answered the lead with full names.
+    const listedFor = mock.requests.find((r) => agentOf(r.body) === 'lead' && r.body.messages.filter((m) => m.role === 'tool').length === 2);
+    const listResult = listedFor.body.messages.filter((m) => m.role === 'tool')[1].content;
+    assert.match(listResult, /researcher/);
+    for (const r of mock.requests) {
+      assert.equal(r.url, '/v1/chat/completions');
+      assert.equal(r.headers.authorization, `Bearer ${KEY}`);
+      assert.equal(r.body.model, 'mock-model');
+      assert.ok(r.body.tools.some((t) => t.type === 'function' && t.function.name === 'spawn_agent' && t.function.parameters.type === 'object'));
+    }
+  } finally {
+    await mf.dispose();
+    await mock.close();
+    await rm(persist, { recursive: true, force: true });
+  }
+});

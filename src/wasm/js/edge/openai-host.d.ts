@@ -1,0 +1,60 @@
+// subagent-tree/openai-host: a model-loop agent host for OpenAI-compatible chat-completions endpoints.
+import type { AgentHost, AgentTurn, AgentTurnOutcome, SessionStore } from '../index.js';
+
+export interface OpenAIHostOptions {
+  /** e.g. `https://api.openai.com/v1`, `https://api.deepseek.com`; requests go to `<baseUrl>/chat/completions`. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`; never appears in diagnostics. Omit for keyless local servers. */
+  apiKey?: string;
+  /** e.g. `gpt-4o-mini`, `deepseek-chat`. */
+  model: string;
+  /** The fetch to use (default the global `fetch`). */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  /** Model requests per turn before it ends with `error` (default 16). */
+  maxSteps?: number;
+  /** Put before the member's identity context in the system message. */
+  systemPrompt?: string;
+  /** The runtime's store: earlier turns are rebuilt from its `message/input` and `turn/end` events. */
+  store?: SessionStore;
+  /** Where earlier turns come from: `'store'` (default with `store`), `'memory'` (default without), `'none'`. */
+  history?: 'store' | 'memory' | 'none';
+  /** Earlier turns included (default 20). */
+  historyTurns?: number;
+  temperature?: number;
+  /** Sent as `max_tokens`. */
+  maxTokens?: number;
+  /** Extra request body fields (`model`, `messages`, `tools`, `stream` are the host's). */
+  params?: Record<string, unknown>;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  /** Retries of 429, 5xx and network failures (default 2). */
+  retries?: number;
+  /** First retry delay in ms, doubled each time (default 500; `Retry-After` wins, up to 10 s). */
+  retryDelayMs?: number;
+}
+
+/** Token counts summed over a turn's requests. */
+export interface OpenAIHostUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  requests: number;
+}
+
+/**
+ * An `AgentHost` running each turn as a tool-calling loop against a
+ * chat-completions endpoint: the member's tools are function tools, steered
+ * messages join at each step, `turn.signal` aborts the request in flight
+ * (`aborted`), finish reasons map to stop reasons (`stop` -> `completed`,
+ * `length` -> `max-tokens`, `content_filter` -> `refusal`), and failures end
+ * with `error` and a key-free diagnostic.
+ */
+export declare class OpenAIHost implements AgentHost {
+  constructor(options: OpenAIHostOptions);
+  readonly endpoint: string;
+  readonly model: string;
+  runTurn(turn: AgentTurn): Promise<AgentTurnOutcome & { usage: OpenAIHostUsage }>;
+  release(sessionId: string): void;
+}
+
+export declare function createOpenAIHost(options: OpenAIHostOptions): OpenAIHost;

@@ -1,0 +1,54 @@
+// subagent-tree/file-store: a durable session store for Node hosts.
+import type { ReadManyOptions, ReadOptions, SessionEvent } from '../index.js';
+
+/** A torn tail found when a log was opened: bytes after the last good record, ignored. */
+export interface CorruptTail {
+  sessionId: string;
+  /** The log file (absolute path). */
+  file: string;
+  /** Byte offset where the good records end. */
+  offset: number;
+  droppedBytes: number;
+  /** `'an incomplete last line'`, `'a line that is not JSON'`, ... */
+  reason: string;
+}
+
+export interface FileStoreOptions {
+  /** `'flush'` (default): fsync on `flush(sessionId)`; `'append'`: fsync every append. */
+  fsync?: 'flush' | 'append';
+  /** Called once per torn tail found (the next append cuts it off). */
+  onCorruptTail?: (info: CorruptTail) => void;
+  /** Event types kept in memory for typed reads (default `subagent/catalog`, `session/start`, `team/task`). */
+  cachedTypes?: string[];
+}
+
+export declare const DEFAULT_CACHED_TYPES: readonly string[];
+
+/** The log file name of a session: hex of its UTF-8 bytes (`.jsonl`), or `h-<sha256>.jsonl` for ids over 100 bytes. */
+export declare function fileNameFor(sessionId: string): string;
+
+/**
+ * A `SessionStore` over a directory of append-only JSON-lines logs, one per
+ * session. An append resolves once written (it survives the process dying);
+ * `flush` fsyncs (it survives a power loss). A torn last line after a crash
+ * is ignored and reported. Appends to one session are serialized. Failures
+ * are `SubagentError`s (`PERSISTENCE_UNAVAILABLE`, `APPEND_CONFLICT`,
+ * `INVALID_ARGUMENT`, `CANCELLED`).
+ */
+export declare class FileStore {
+  private constructor();
+  /** Opens (creating) the directory. One FileStore should own a directory. */
+  static open(dir: string, options?: FileStoreOptions): Promise<FileStore>;
+  readonly dir: string;
+  /** Torn tails found so far, oldest first. */
+  readonly diagnostics: CorruptTail[];
+  append(sessionId: string, events: SessionEvent[]): Promise<void>;
+  read(sessionId: string, options?: ReadOptions): Promise<SessionEvent[] | null>;
+  readMany(sessionIds: string[], options?: ReadManyOptions): Promise<Array<SessionEvent[] | null | Error>>;
+  /** Waits for the session's appends, fsyncs its log; resolves `true`. */
+  flush(sessionId: string): Promise<boolean>;
+  /** A log's length, or `null` when the session does not exist. */
+  length(sessionId: string): Promise<number | null>;
+  /** Every session id with a log in the directory, sorted. */
+  sessionIds(): Promise<string[]>;
+}

@@ -1,0 +1,440 @@
+// subagent-tree/file-store: a durable session store for Node hosts. One
+// append-only JSON-lines file per session in one directory:
+//
+//   <dir>/<hex of the UTF-8 session id>.jsonl     (ids up to 100 bytes)
+//   <dir>/h-<sha256 hex of the id>.jsonl          (longer ids)
+//
+// Line 1 is a header `{"subagentTree":1,"sessionId":...}`; each further line
+// is one event `{"seq","type","payload"}` ending in `\n`. A record counts only
+// when its line is complete, parses, and carries the next seq. A crash in the
+// middle of an append leaves a torn tail: invalid bytes after the last good
+// record. Opening the log ignores them and reports them (`onCorruptTail`,
+// `diagnostics`); the next append cuts them off first. Invalid data followed
+// by a good record is not a torn tail but damage: reads reject with
+// PERSISTENCE_UNAVAILABLE.
+//
+// Durability: an append resolves once its bytes are written to the file (they
+// survive the process dying); `flush(sessionId)` fsyncs the file (and the
+// directory after a new file) so they survive a power loss. `fsync: 'append'`
+// fsyncs every append instead. Appends to one session are serialized; one
+// FileStore should own a directory (no cross-process locking).
+import { createHash } from 'node:crypto';
+import { open, mkdir, readdir, readFile, appendFile, truncate } from 'node:fs/promises';
+import path from 'node:path';
+import { SubagentError } from '__SNIPPET__';
+
+export const DEFAULT_CACHED_TYPES = Object.freeze(['subagent/catalog', 'session/start', 'team/task']);
+const HEADER_KEY = 'subagentTree';
+
+function storeError(code, message, cause) {
+  return cause === undefined ? new SubagentError(code, message) : new SubagentError(code, message, { cause });
+}
+
+function quote(id) {
+  const text = String(id);
+  return JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text);
+}
+
+function checkId(sessionId, what = 'sessionId') {
+  if (typeof sessionId !== 'string' || sessionId === '') {
+    throw storeError('INVALID_ARGUMENT', `${what} must be a non-empty string`);
+  }
+}
+
+function checkSignal(signal) {
+  if (signal?.aborted) throw new SubagentError('CANCELLED', 'the read was cancelled', { cause: signal.reason });
+}
+
+/** The file name of a session's log: hex of its UTF-8 bytes, or a hash for long ids. */
+export function fileNameFor(sessionId) {
+  const hex = Buffer.from(sessionId, 'utf8').toString('hex');
+  if (hex.length <= 200) return `${hex}.jsonl`;
+  return `h-${createHash('sha256').update(sessionId, 'utf8').digest('hex')}.jsonl`;
+}
+
+function headerLine(sessionId) {
+  return `${JSON.stringify({ [HEADER_KEY]: 1, sessionId })}\n`;
+}
+
+/**
+ * Scans a log's bytes. Returns `{ exists, header, records: [{seq, type, offset, bytes, event}], valid, torn }`
+ * where `valid` is the byte length of the good prefix; throws on damage that is not a torn tail.
+ */
+function scan(buffer, sessionId, file) {
+  const nl = buffer.indexOf(10);
+  if (nl < 0) {
+    return { exists: false, records: [], valid: 0, torn: buffer.length > 0 ? 'an incomplete header' : null };
+  }
+  let header;
+  try {
+    header = JSON.parse(buffer.subarray(0, nl).toString('utf8'));
+  } catch {
+    header = undefined;
+  }
+  if (header === null || typeof header !== 'object' || header[HEADER_KEY] !== 1 || header.sessionId !== sessionId) {
+    throw storeError('PERSISTENCE_UNAVAILABLE', `session log ${quote(file)} does not belong to session ${quote(sessionId)}`);
+  }
+  const records = [];
+  let offset = nl + 1;
+  let bad = null; // first invalid line: { offset, why }
+  while (offset < buffer.length) {
+    const end = buffer.indexOf(10, offset);
+    const complete = end >= 0;
+    const stop = complete ? end : buffer.length;
+    let event;
+    try {
+      event = JSON.parse(buffer.subarray(offset, stop).toString('utf8'));
+    } catch {
+      event = undefined;
+    }
+    const ok =
+      complete &&
+      event !== null &&
+      typeof event === 'object' &&
+      typeof event.type === 'string' &&
+      event.seq === records.length;
+    if (bad !== null) {
+      // Anything that looks like a record after a bad line means damage, not a torn tail.
+      if (event !== null && typeof event === 'object' && Number.isSafeInteger(event.seq)) {
+        throw storeError(
+          'PERSISTENCE_UNAVAILABLE',
+          `session log ${quote(file)} is damaged at byte ${bad.offset} (${bad.why}) before later records`,
+        );
+      }
+    } else if (ok) {
+      records.push({ seq: event.seq, type: event.type, offset, bytes: stop + 1 - offset, event });
+    } else {
+      const why = !complete
+        ? 'an incomplete last line'
+        : event === undefined
+          ? 'a line that is not JSON'
+          : `a record out of order (expected seq ${records.length})`;
+      bad = { offset, why };
+    }
+    offset = complete ? end + 1 : buffer.length;
+  }
+  const valid = bad === null ? buffer.length : bad.offset;
+  return { exists: true, records, valid, torn: bad === null ? null : bad.why };
+}
+
+/**
+ * A `SessionStore` over a directory of JSON-lines logs. Open with
+ * `await FileStore.open(dir, options)`.
+ */
+export class FileStore {
+  #dir;
+  #fsync;
+  #cached;
+  #onCorruptTail;
+  #diagnostics = [];
+  #sessions = new Map(); // sessionId -> Promise<state>
+  #queues = new Map(); // sessionId -> tail of the append queue
+  #dirDirty = false;
+
+  /** @private use `FileStore.open` */
+  constructor(dir, { fsync = 'flush', onCorruptTail, cachedTypes = DEFAULT_CACHED_TYPES } = {}) {
+    this.#dir = dir;
+    this.#fsync = fsync;
+    this.#cached = new Set(cachedTypes);
+    this.#onCorruptTail = onCorruptTail;
+  }
+
+  /**
+   * Opens (creating) the directory `dir`. Options: `fsync` (`'flush'`, the
+   * default, or `'append'`), `onCorruptTail(info)`, `cachedTypes` (event
+   * types kept in memory for fast typed reads; default the catalog types).
+   */
+  static async open(dir, options = {}) {
+    if (typeof dir !== 'string' || dir === '') throw storeError('INVALID_ARGUMENT', 'FileStore.open needs a directory path');
+    const { fsync = 'flush', onCorruptTail, cachedTypes = DEFAULT_CACHED_TYPES } = options ?? {};
+    if (fsync !== 'flush' && fsync !== 'append') throw storeError('INVALID_ARGUMENT', `fsync must be 'flush' or 'append', not ${quote(fsync)}`);
+    if (onCorruptTail !== undefined && typeof onCorruptTail !== 'function') throw storeError('INVALID_ARGUMENT', 'onCorruptTail must be a function');
+    if (!Array.isArray(cachedTypes)) throw storeError('INVALID_ARGUMENT', 'cachedTypes must be an array of strings');
+    try {
+      await mkdir(dir, { recursive: true });
+    } catch (e) {
+      throw storeError('PERSISTENCE_UNAVAILABLE', `the store directory ${quote(dir)} could not be created`, e);
+    }
+    return new FileStore(path.resolve(dir), { fsync, onCorruptTail, cachedTypes });
+  }
+
+  /** The store's directory (absolute). */
+  get dir() {
+    return this.#dir;
+  }
+
+  /** Torn tails found so far: `{ sessionId, file, offset, droppedBytes, reason }`, oldest first. */
+  get diagnostics() {
+    return this.#diagnostics.map((d) => ({ ...d }));
+  }
+
+  #file(sessionId) {
+    return path.join(this.#dir, fileNameFor(sessionId));
+  }
+
+  /** The session's scanned state, loaded once (and again after a failed write). */
+  #state(sessionId) {
+    let loading = this.#sessions.get(sessionId);
+    if (loading === undefined) {
+      loading = this.#load(sessionId);
+      this.#sessions.set(sessionId, loading);
+      loading.catch(() => this.#sessions.delete(sessionId));
+    }
+    return loading;
+  }
+
+  async #load(sessionId) {
+    const file = this.#file(sessionId);
+    let buffer;
+    try {
+      buffer = await readFile(file);
+    } catch (e) {
+      if (e?.code === 'ENOENT') return { file, exists: false, records: [], valid: 0, size: 0, cache: [] };
+      throw storeError('PERSISTENCE_UNAVAILABLE', `session log ${quote(file)} could not be read`, e);
+    }
+    const scanned = scan(buffer, sessionId, file);
+    if (scanned.torn !== null) {
+      const info = {
+        sessionId,
+        file,
+        offset: scanned.valid,
+        droppedBytes: buffer.length - scanned.valid,
+        reason: scanned.torn,
+      };
+      this.#diagnostics.push(info);
+      try {
+        this.#onCorruptTail?.({ ...info });
+      } catch {
+        // A reporting callback cannot break the store.
+      }
+    }
+    const cache = [];
+    for (const r of scanned.records) {
+      if (this.#cached.has(r.type)) cache.push(r.event);
+      delete r.event;
+    }
+    return { file, exists: scanned.exists, records: scanned.records, valid: scanned.valid, size: buffer.length, cache };
+  }
+
+  /**
+   * Appends events that carry their `seq`; the first must equal the log's
+   * length (`APPEND_CONFLICT` otherwise). An empty array creates the session.
+   * Appends to one session run one at a time, in call order.
+   */
+  append(sessionId, events) {
+    let rows;
+    try {
+      checkId(sessionId);
+      rows = checkEvents(events);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const previous = this.#queues.get(sessionId) ?? Promise.resolve();
+    const run = previous.then(() => this.#append(sessionId, rows));
+    const tail = run.then(
+      () => {},
+      () => {},
+    );
+    this.#queues.set(sessionId, tail);
+    tail.then(() => {
+      if (this.#queues.get(sessionId) === tail) this.#queues.delete(sessionId);
+    });
+    return run;
+  }
+
+  async #append(sessionId, rows) {
+    const state = await this.#state(sessionId);
+    const length = state.records.length;
+    const bad = rows.findIndex((r, i) => r.seq !== length + i);
+    if (bad >= 0) {
+      throw storeError('APPEND_CONFLICT', `append to session ${quote(sessionId)} must continue at seq ${length + bad}, not ${rows[bad].seq}`);
+    }
+    let text = '';
+    const added = [];
+    let offset = state.exists ? state.valid : Buffer.byteLength(headerLine(sessionId));
+    for (const row of rows) {
+      let line;
+      try {
+        line = `${JSON.stringify(row)}\n`;
+      } catch (e) {
+        throw storeError('INVALID_ARGUMENT', `event seq ${row.seq} of session ${quote(sessionId)} is not JSON`, e);
+      }
+      const bytes = Buffer.byteLength(line);
+      added.push({ seq: row.seq, type: row.type, offset, bytes, event: row });
+      offset += bytes;
+      text += line;
+    }
+    if (state.exists && rows.length === 0) return;
+    try {
+      if (!state.exists) {
+        // A new log, or a file whose header never completed: start it over.
+        if (state.size > 0) await truncate(state.file, 0);
+        text = headerLine(sessionId) + text;
+        this.#dirDirty = true;
+      } else if (state.size > state.valid) {
+        await truncate(state.file, state.valid); // cut a torn tail off before writing
+      }
+      state.size = state.valid;
+      if (this.#fsync === 'append') {
+        const handle = await open(state.file, 'a');
+        try {
+          await handle.appendFile(text);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        if (this.#dirDirty) await this.#syncDir();
+      } else {
+        await appendFile(state.file, text);
+      }
+    } catch (e) {
+      // The file may now hold part of the write: rescan it on next use.
+      this.#sessions.delete(sessionId);
+      throw storeError('PERSISTENCE_UNAVAILABLE', `append to session log ${quote(state.file)} failed`, e);
+    }
+    state.exists = true;
+    state.valid = offset;
+    state.size = offset;
+    for (const r of added) {
+      if (this.#cached.has(r.type)) state.cache.push(structuredClone(r.event));
+      delete r.event;
+      state.records.push(r);
+    }
+  }
+
+  /**
+   * A session's events (only `types`, only `seq >= fromSeq` when given), or
+   * `null` when the session does not exist.
+   */
+  async read(sessionId, { types, fromSeq, signal } = {}) {
+    checkId(sessionId);
+    checkSignal(signal);
+    const state = await this.#state(sessionId);
+    checkSignal(signal);
+    if (!state.exists) return null;
+    const start = Number.isFinite(fromSeq) && fromSeq > 0 ? Math.floor(fromSeq) : 0;
+    const wanted = Array.isArray(types) ? new Set(types.filter((t) => typeof t === 'string')) : null;
+    // A snapshot: appends after this point are not part of this read.
+    const records = state.records.slice(start);
+    if (wanted !== null && [...wanted].every((t) => this.#cached.has(t))) {
+      return state.cache.filter((e) => e.seq >= start && wanted.has(e.type)).map((e) => structuredClone(e));
+    }
+    if (records.length === 0) return [];
+    const from = records[0].offset;
+    const last = records[records.length - 1];
+    const length = last.offset + last.bytes - from;
+    let buffer;
+    try {
+      const handle = await open(state.file, 'r');
+      try {
+        buffer = Buffer.alloc(length);
+        const { bytesRead } = await handle.read(buffer, 0, length, from);
+        if (bytesRead !== length) throw new Error(`short read: ${bytesRead} of ${length} bytes`);
+      } finally {
+        await handle.close();
+      }
+    } catch (e) {
+      throw storeError('PERSISTENCE_UNAVAILABLE', `session log ${quote(state.file)} could not be read`, e);
+    }
+    checkSignal(signal);
+    const out = [];
+    for (const r of records) {
+      if (wanted !== null && !wanted.has(r.type)) continue;
+      const event = JSON.parse(buffer.subarray(r.offset - from, r.offset - from + r.bytes - 1).toString('utf8'));
+      out.push({ seq: event.seq, type: event.type, payload: event.payload ?? null });
+    }
+    return out;
+  }
+
+  /** One result per id, in order: events, `null` (no such session), or an `Error` for that id. */
+  async readMany(sessionIds, { types, signal } = {}) {
+    if (!Array.isArray(sessionIds)) throw storeError('INVALID_ARGUMENT', 'sessionIds must be an array');
+    sessionIds.forEach((id) => checkId(id, 'each session id'));
+    checkSignal(signal);
+    const out = await Promise.all(
+      sessionIds.map((id) =>
+        this.read(id, { types, signal }).catch((e) => {
+          if (e instanceof SubagentError && e.code === 'CANCELLED') throw e;
+          return e instanceof Error ? e : new Error(String(e));
+        }),
+      ),
+    );
+    checkSignal(signal);
+    return out;
+  }
+
+  /**
+   * The durability barrier: waits for the session's appends, then fsyncs its
+   * file (and the directory when files were created). Resolves `true`.
+   */
+  async flush(sessionId) {
+    checkId(sessionId);
+    await this.#queues.get(sessionId);
+    const state = await this.#state(sessionId);
+    try {
+      if (state.exists) {
+        const handle = await open(state.file, 'r+');
+        try {
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      }
+      if (this.#dirDirty) await this.#syncDir();
+    } catch (e) {
+      throw storeError('PERSISTENCE_UNAVAILABLE', `session log ${quote(state.file)} could not be synced`, e);
+    }
+    return true;
+  }
+
+  async #syncDir() {
+    this.#dirDirty = false;
+    let handle;
+    try {
+      handle = await open(this.#dir, 'r');
+      await handle.sync();
+    } catch {
+      // Some platforms cannot fsync a directory; the file itself is synced.
+    } finally {
+      await handle?.close();
+    }
+  }
+
+  /** A log's length, or `null` when the session does not exist. */
+  async length(sessionId) {
+    checkId(sessionId);
+    const state = await this.#state(sessionId);
+    return state.exists ? state.records.length : null;
+  }
+
+  /** Every session id with a log in the directory, sorted. */
+  async sessionIds() {
+    const names = (await readdir(this.#dir)).filter((n) => n.endsWith('.jsonl'));
+    const ids = [];
+    for (const name of names) {
+      const stem = name.slice(0, -'.jsonl'.length);
+      if (/^([0-9a-f]{2})+$/.test(stem)) {
+        ids.push(Buffer.from(stem, 'hex').toString('utf8'));
+      } else if (stem.startsWith('h-')) {
+        try {
+          const text = await readFile(path.join(this.#dir, name), 'utf8');
+          const header = JSON.parse(text.slice(0, text.indexOf('\n')));
+          if (typeof header?.sessionId === 'string') ids.push(header.sessionId);
+        } catch {
+          // Not a readable log: skipped.
+        }
+      }
+    }
+    return ids.sort();
+  }
+}
+
+function checkEvents(events) {
+  if (!Array.isArray(events)) throw storeError('INVALID_ARGUMENT', 'events must be an array');
+  return events.map((e, i) => {
+    if (e === null || typeof e !== 'object' || typeof e.type !== 'string' || !Number.isSafeInteger(e.seq) || e.seq < 0) {
+      throw storeError('INVALID_ARGUMENT', `event [${i}] must be an object with an integer seq and a string type`);
+    }
+    return { seq: e.seq, type: e.type, payload: e.payload === undefined ? null : e.payload };
+  });
+}
