@@ -622,6 +622,42 @@ test('listeners that throw or re-enter: the runtime carries on', async () => {
   await stillWorks(runtime, root, 'three');
 });
 
+test('an id source and a clock that call back into the runtime', async () => {
+  // Regression: newId ran while admission held the runtime's state, so a call
+  // back into the runtime from it trapped (RuntimeError: unreachable) and the
+  // child silently got a random UUID instead of the host's id.
+  let runtime;
+  let n = 0;
+  const inner = [];
+  const reenter = () => {
+    try {
+      inner.push(runtime.agent('root')?.name, runtime.providerNames().length, runtime.interrupt('nobody', { kind: 'user' }));
+      runtime.listDescendants('root').catch(() => {});
+    } catch (e) {
+      inner.push(`threw ${e?.constructor?.name}: ${e?.message}`);
+    }
+  };
+  runtime = new SubagentRuntime({
+    store: new MemoryStore(),
+    host: scriptedHost(),
+    newId(kind) {
+      reenter();
+      return `${kind}-${++n}`;
+    },
+    now() {
+      reenter();
+      return 1_700_000_000_000;
+    },
+  });
+  const root = await runtime.openRoot({ sessionId: 'root' });
+  const a = await runtime.startActivation({ provider: 'spawn', parent: root, label: 'x', prompt: 'p', name: 'a' });
+  assert.match(a.childId, /^session-\d+$/, 'the host id source minted the child id');
+  assert.match(a.messageId, /^message-\d+$/);
+  assert.ok(inner.length > 0);
+  assert.deepEqual(inner.filter((x) => typeof x === 'string' && x.startsWith('threw')), []);
+  await stillWorks(runtime, root);
+});
+
 test('a freed runtime: its handles, activations and tools answer UNAUTHORIZED', async () => {
   const { runtime, host } = setup();
   const root = await runtime.openRoot({ sessionId: 'root' });

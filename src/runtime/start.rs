@@ -226,6 +226,8 @@ impl Runtime {
             ));
         }
 
+        // Minted before the state is borrowed: a host's id source may call back into the runtime.
+        let minted = (local && spec.child_id.is_none()).then(|| self.new_id(IdKind::Session));
         let mut st = self.0.state.borrow_mut();
         let st = &mut *st;
         let tree = st
@@ -264,7 +266,7 @@ impl Runtime {
         };
         drop(committed);
         let child_id = if local {
-            let id = spec.child_id.clone().unwrap_or_else(|| self.new_id(IdKind::Session));
+            let id = spec.child_id.clone().or(minted).unwrap_or_default();
             if id.is_empty() || st.members.contains_key(&id) || st.materializing.contains(&id) {
                 return Err(crate::err!(
                     DuplicateChild,
