@@ -116,6 +116,11 @@ pub fn check_status(status: &str) -> Result<()> {
     if STATUSES.contains(&status) {
         Ok(())
     } else {
-        Err(crate::err!(InvalidArgument, "task status {status:?} must be one of {}", STATUSES.join(", ")))
+        Err(crate::err!(
+            InvalidArgument,
+            "task status {} must be one of {}",
+            crate::name::quote_truncated(status, 80),
+            STATUSES.join(", ")
+        ))
     }
 }

@@ -103,7 +103,7 @@ impl Toolset {
             TASK_UPDATE => self.task_update(input, signal).await,
             other => match self.delegates.iter().find(|(n, _)| n == other) {
                 Some((_, provider)) => self.delegate(provider.clone(), input, signal).await,
-                None => Err(crate::err!(InvalidArgument, "there is no tool named {other:?}")),
+                None => Err(crate::err!(InvalidArgument, "there is no tool named {}", quote(other))),
             },
         };
         outcome.unwrap_or_else(|e| ToolResult::error(explain(&e)))
@@ -172,7 +172,11 @@ impl Toolset {
             "children" => false,
             "descendants" => true,
             other => {
-                return Err(crate::err!(InvalidArgument, "scope {other:?} must be \"children\" or \"descendants\""))
+                return Err(crate::err!(
+                    InvalidArgument,
+                    "scope {} must be \"children\" or \"descendants\"",
+                    quote(other)
+                ))
             }
         };
         let rows = self.runtime.list_descendants(self.agent.session_id(), signal).await?;
@@ -282,7 +286,8 @@ impl Toolset {
             let known: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
             return Err(crate::err!(
                 InvalidArgument,
-                "there is no task {task_id:?}; known tasks: {}",
+                "there is no task {}; known tasks: {}",
+                quote(&task_id),
                 if known.is_empty() { "none".to_owned() } else { known.join(", ") }
             ));
         }
@@ -307,7 +312,7 @@ impl Toolset {
         let task = tasks
             .iter()
             .find(|t| t.id == task_id)
-            .ok_or_else(|| crate::err!(InvalidArgument, "task {task_id:?} vanished"))?;
+            .ok_or_else(|| crate::err!(InvalidArgument, "task {} vanished", quote(task_id)))?;
         Ok(ToolResult::ok(
             format!("{verb} {}", task_line(task, &names).trim_start_matches("- ")),
             task_value(task, &names),
@@ -419,6 +424,11 @@ struct Resolved {
     id: String,
     name: String,
     rows: Vec<LiveRow>,
+}
+
+/// Model input quoted in a refusal, bounded so a huge input never comes back whole.
+fn quote(text: &str) -> String {
+    crate::name::quote_truncated(text, 80)
 }
 
 /// A sentence for the model: the error, plus how to fix naming mistakes.

@@ -320,3 +320,35 @@ fn bad_tool_input_is_an_error_result_not_a_failure() {
     assert_eq!(out[5].content, "there is no task \"task-9\"; known tasks: none");
     assert_eq!(out[6].content, "\"lead\" cannot interrupt itself");
 }
+
+#[test]
+fn refusals_quote_model_input_bounded() {
+    let exec = LocalExecutor::new();
+    let rt = testkit::runtime(
+        Rc::new(MemoryStore::new()),
+        Rc::new(testkit::FnHost::replying("ok")),
+        &exec,
+        "q",
+        RuntimeOptions::default(),
+    );
+    let r = rt.clone();
+    let huge = "x".repeat(1_000_000);
+    let out = exec
+        .run_until(async move {
+            let root = r.open_root(Some("root".into()), None).await.unwrap();
+            let tools = r.tools_for(&root).unwrap();
+            let s = Signal::never();
+            vec![
+                tools.call(&huge, &v(json!({})), &s).await,
+                tools.call("list_agents", &v(json!({ "scope": huge.clone() })), &s).await,
+                tools.call("task_update", &v(json!({ "task": huge.clone() })), &s).await,
+                tools.call("task_list", &v(json!({ "status": huge.clone() })), &s).await,
+                tools.call("send_message", &v(json!({ "agent": huge.clone(), "message": "m" })), &s).await,
+            ]
+        })
+        .unwrap();
+    for r in out {
+        assert!(r.is_error);
+        assert!(r.content.len() < 400, "{} bytes", r.content.len());
+    }
+}
