@@ -132,6 +132,14 @@ impl Activation {
     }
 }
 
+/// Where a new resident member sits: its identity, names and log length.
+struct Placement<'a> {
+    id: &'a str,
+    full_name: &'a str,
+    path: Option<String>,
+    next_seq: u64,
+}
+
 /// What admission decided and reserved.
 struct Admission {
     provider: Rc<dyn Provider>,
@@ -433,34 +441,9 @@ impl Runtime {
         self.publish(admission, &entry).await?;
 
         let settlement = Settlement::new(spec.delivery);
-        let parent = &admission.parent;
-        let mut ancestors = parent.ancestors.clone();
-        ancestors.push(parent.id.clone());
-        let member = Rc::new(Member {
-            id: child_id.clone(),
-            incarnation: self.token(),
-            root_id: parent.root_id.clone(),
-            parent_id: Some(parent.id.clone()),
-            ancestors,
-            depth: admission.depth,
-            full_name: full_name.clone(),
-            parent_name: Some(parent.full_name.clone()),
-            path,
-            label: spec.label.clone(),
-            provider: spec.provider.clone(),
-            cwd: admission.cwd.clone(),
-            kind: Kind::Local,
-            settlement: Some(settlement.clone()),
-            next_seq: Cell::new(log_len),
-            append_lock: Default::default(),
-            child_names: RefCell::default(),
-            parent_link: RefCell::default(),
-            state: member::new_state(admission.schema.clone()),
-        });
+        let place = Placement { id: &child_id, full_name: &full_name, path, next_seq: log_len };
+        let member = self.make_resident(spec, admission, place, Kind::Local, &settlement, admission.schema.clone());
         member.state.borrow_mut().inbox.push_back(first);
-        member.parent_link.replace(Some(Rc::downgrade(parent)));
-        self.0.state.borrow_mut().members.insert(child_id.clone(), member.clone());
-        self.release_admission(admission, Some(&child_id));
         self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::Continuable)));
         self.kick(&member);
         Ok(Activation {
@@ -544,34 +527,10 @@ impl Runtime {
         published.set(true);
 
         let settlement = Settlement::new(spec.delivery);
-        let parent = &admission.parent;
-        let mut ancestors = parent.ancestors.clone();
-        ancestors.push(parent.id.clone());
-        let member = Rc::new(Member {
-            id: id.clone(),
-            incarnation: self.token(),
-            root_id: parent.root_id.clone(),
-            parent_id: Some(parent.id.clone()),
-            ancestors,
-            depth: admission.depth,
-            full_name: full_name.clone(),
-            parent_name: Some(parent.full_name.clone()),
-            path,
-            label: spec.label.clone(),
-            provider: spec.provider.clone(),
-            cwd: admission.cwd.clone(),
-            kind: Kind::External { run: run.clone(), signal: run_signal, result: Deferred::new() },
-            settlement: Some(settlement.clone()),
-            next_seq: Cell::new(0),
-            append_lock: Default::default(),
-            child_names: RefCell::default(),
-            parent_link: RefCell::default(),
-            state: member::new_state(None),
-        });
-        member.parent_link.replace(Some(Rc::downgrade(parent)));
-        self.0.state.borrow_mut().members.insert(id.clone(), member.clone());
+        let kind = Kind::External { run: run.clone(), signal: run_signal, result: Deferred::new() };
+        let place = Placement { id: &id, full_name: &full_name, path, next_seq: 0 };
+        let member = self.make_resident(spec, admission, place, kind, &settlement, None);
         // Caller delivery keeps no catalog entry, so its name is not committed.
-        self.release_admission(admission, Some(&id));
         if spec.delivery == Delivery::Caller {
             admission.parent.child_names.borrow_mut().remove(admission.name.as_str());
         }
@@ -620,6 +579,46 @@ impl Runtime {
             Some(Err(e)) => Err(e),
             None => Err(SubagentError::cancelled()),
         }
+    }
+
+    /// Makes a published child resident under its live parent, and turns the
+    /// admission's reservation into a committed name and a live slot.
+    fn make_resident(
+        &self,
+        spec: &ActivationSpec,
+        admission: &Admission,
+        place: Placement<'_>,
+        kind: Kind,
+        settlement: &Rc<Settlement>,
+        schema: Option<Rc<OutputSchema>>,
+    ) -> Rc<Member> {
+        let parent = &admission.parent;
+        let mut ancestors = parent.ancestors.clone();
+        ancestors.push(parent.id.clone());
+        let member = Rc::new(Member {
+            id: place.id.to_owned(),
+            incarnation: self.token(),
+            root_id: parent.root_id.clone(),
+            parent_id: Some(parent.id.clone()),
+            ancestors,
+            depth: admission.depth,
+            full_name: place.full_name.to_owned(),
+            parent_name: Some(parent.full_name.clone()),
+            path: place.path,
+            label: spec.label.clone(),
+            provider: spec.provider.clone(),
+            cwd: admission.cwd.clone(),
+            kind,
+            settlement: Some(settlement.clone()),
+            next_seq: Cell::new(place.next_seq),
+            append_lock: Default::default(),
+            child_names: RefCell::default(),
+            parent_link: RefCell::new(Some(Rc::downgrade(parent))),
+            state: member::new_state(schema),
+        });
+        self.0.state.borrow_mut().members.insert(place.id.to_owned(), member.clone());
+        self.release_admission(admission, Some(place.id));
+        member
     }
 
     pub(crate) fn run_info(&self, member: &Member, mode: Mode) -> RunInfo {
