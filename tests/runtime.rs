@@ -731,3 +731,37 @@ impl Provider for Prep {
         Box::pin(async { Err(subagent_tree::err!(UnsupportedCapability, "local only")) })
     }
 }
+
+#[test]
+fn a_reopened_root_keeps_input_it_accepted_but_never_consumed() {
+    let store;
+    {
+        let h = Harness::wide();
+        store = h.store.clone();
+        let root = h.root();
+        h.host.hold("lead");
+        let (rt, r) = (h.rt.clone(), root.clone());
+        h.run(async move {
+            rt.prompt(&r, "root", Value::from("plan the release"), Scheduling::Queue, &Signal::never()).await
+        })
+        .unwrap();
+        h.settle();
+        assert_eq!(h.host.turns_of("lead").len(), 1, "the turn started, then the process died");
+    }
+    let h = Harness::over(store, "b", RuntimeOptions { max_depth: 4, capacity: 32, ..RuntimeOptions::default() });
+    let root = h.root();
+    h.settle();
+    assert!(h.host.turns_of("lead").is_empty(), "opening a root runs no turn by itself");
+    let (rt, r) = (h.rt.clone(), root.clone());
+    h.run(async move { rt.prompt(&r, "root", Value::from("and tag it"), Scheduling::Queue, &Signal::never()).await })
+        .unwrap();
+    h.settle();
+    let turns = h.host.turns_of("lead");
+    assert_eq!(turns.len(), 1);
+    assert_eq!(turns[0].input, ["plan the release", "and tag it"], "the parked input comes first");
+    // Once consumed, a second reopen has nothing to answer.
+    let h2 = Harness::over(h.store.clone(), "c", RuntimeOptions::default());
+    h2.root();
+    h2.settle();
+    assert!(h2.host.turns_of("lead").is_empty());
+}

@@ -18,7 +18,6 @@ use crate::name::LEAD;
 use crate::ports::IdKind;
 use crate::result::normalize_content;
 use crate::signal::Signal;
-use crate::store::ReadQuery;
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -304,11 +303,9 @@ impl Runtime {
             release(false);
             self.tree_changed(root_id);
         });
-        let loaded = self.load_full(target_id).await;
+        let loaded = self.load_log(target_id).await;
         claim.disarm();
-        let resumed = loaded.and_then(|(log, pending, events_len)| {
-            self.materialize(root_id, &rows, index, &row, log, pending, events_len)
-        });
+        let resumed = loaded.and_then(|log| self.materialize(root_id, &rows, index, &row, log));
         release(resumed.is_ok());
         // A drain waiting for this resume's reserved slot must look again.
         self.tree_changed(root_id);
@@ -329,15 +326,6 @@ impl Runtime {
         }
     }
 
-    /// The log and the messages accepted but never consumed by a turn.
-    async fn load_full(&self, id: &str) -> Result<(super::LoadedLog, Vec<InboxMessage>, u64)> {
-        let events = self.0.store.read(id, &ReadQuery::default()).await?.unwrap_or_default();
-        let log = super::LoadedLog::from_events(id, &events)?;
-        let pending = pending_messages(&events);
-        Ok((log, pending, events.len() as u64))
-    }
-
-    #[allow(clippy::too_many_arguments)]
     fn materialize(
         &self,
         root_id: &str,
@@ -345,8 +333,6 @@ impl Runtime {
         index: usize,
         row: &crate::listing::ChildRow,
         log: super::LoadedLog,
-        pending: Vec<InboxMessage>,
-        len: u64,
     ) -> Result<Rc<Member>> {
         // Creation ancestry and the creator's name, from the listing rows above this one.
         let mut ancestors = Vec::new();
@@ -394,14 +380,14 @@ impl Runtime {
             kind: Kind::Local,
             // Resumed members settle like any other, with no holder awaiting the result.
             settlement: Some(Settlement::new(delivery)),
-            next_seq: Cell::new(len),
+            next_seq: Cell::new(log.len),
             append_lock: Default::default(),
             child_names: RefCell::new(log.child_names),
             parent_link: RefCell::default(),
             // A later cold resume does not inherit the output schema.
             state: member::new_state(None),
         });
-        member.state.borrow_mut().inbox.extend(pending);
+        member.state.borrow_mut().inbox.extend(log.pending);
         member.state.borrow_mut().turns = 1;
         let mut st = self.0.state.borrow_mut();
         if let Some(parent) = st.members.get(&row.parent_id).filter(|p| p.phase() == Phase::Live) {

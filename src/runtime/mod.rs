@@ -370,12 +370,22 @@ impl Runtime {
             parent_link: RefCell::default(),
             state: member::new_state(None),
         });
-        let mut st = self.0.state.borrow_mut();
-        if st.members.contains_key(&id) {
-            return Err(crate::err!(DuplicateChild, "session {id:?} is already open in this runtime"));
+        // Input accepted before a restart and never consumed is still the root's:
+        // it waits, parked as after an interrupt, and the next message to the
+        // root delivers it first. Opening a root never runs a turn by itself.
+        {
+            let mut st = member.state.borrow_mut();
+            st.parked = !log.pending.is_empty();
+            st.inbox.extend(log.pending);
         }
-        st.members.insert(id.clone(), member.clone());
-        st.trees.insert(id, Tree::default());
+        {
+            let mut st = self.0.state.borrow_mut();
+            if st.members.contains_key(&id) {
+                return Err(crate::err!(DuplicateChild, "session {id:?} is already open in this runtime"));
+            }
+            st.members.insert(id.clone(), member.clone());
+            st.trees.insert(id, Tree::default());
+        }
         Ok(Agent(member))
     }
 
@@ -605,6 +615,8 @@ pub(crate) struct LoadedLog {
     pub child_names: HashSet<String>,
     pub cwd: Option<String>,
     pub start: Option<Value>,
+    /// Accepted messages no recorded turn consumed: the member still owns them.
+    pub pending: Vec<InboxMessage>,
 }
 
 impl LoadedLog {
@@ -635,6 +647,7 @@ impl LoadedLog {
             child_names: catalog.into_iter().filter_map(|e| e.name.map(|n| n.into_string())).collect(),
             cwd,
             start,
+            pending: deliver::pending_messages(events),
         })
     }
 }
