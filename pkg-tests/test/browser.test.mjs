@@ -3,20 +3,7 @@
 // coded errors. Uses Debian's chromium through playwright-core: no download.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const pkgDir = path.join(here, '..', 'node_modules', 'subagent-tree');
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
-const TYPES = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html', '.json': 'application/json' };
+import { runPage, skipWithoutChromium } from './chromium.mjs';
 
 const PAGE = (entry) => `<!doctype html>
 <meta charset="utf-8">
@@ -48,60 +35,22 @@ try {
 window.__result = out;
 </script>`;
 
-test('the browser entry works in headless Chromium', { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM}` }, async () => {
-  const pkgJson = JSON.parse(await readFile(path.join(pkgDir, 'package.json'), 'utf8'));
-  const entry = pkgJson.exports['.'].browser.replace(/^\.\//, '');
-  const served = [];
-  const server = http.createServer(async (req, res) => {
-    const url = new URL(req.url, 'http://127.0.0.1');
-    served.push(url.pathname);
-    if (url.pathname === '/favicon.ico') {
-      res.writeHead(204).end();
-      return;
-    }
-    if (url.pathname === '/') {
-      res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE(entry));
-      return;
-    }
-    const rel = url.pathname.startsWith('/pkg/') ? url.pathname.slice(5) : null;
-    const file = rel && path.join(pkgDir, path.normalize(rel));
-    if (!file || !file.startsWith(pkgDir) || !existsSync(file)) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream' }).end(await readFile(file));
+test('the browser entry works in headless Chromium', { skip: skipWithoutChromium }, async () => {
+  const { result, consoleErrors, served, entry } = await runPage(PAGE);
+  assert.equal(result.fatal, undefined, result.fatal);
+  assert.deepEqual(result.rows, [
+    { kind: 'child', id: 'r', parentId: 'root', depth: 1, mode: 'one-shot', name: 'reviewer', path: 'reviewer', hasChildren: true },
+    { kind: 'child', id: 'c', parentId: 'r', depth: 2, mode: 'one-shot', name: 'checker', path: 'reviewer/checker', hasChildren: false },
+    { kind: 'child', id: 'x', parentId: 'root', depth: 1, mode: 'external', name: 'runner', path: 'runner', hasChildren: false },
+  ]);
+  assert.equal(result.resolved, 'c');
+  assert.deepEqual(result.error, {
+    instance: true, isError: true, name: 'SubagentError', code: 'INVALID_NAME',
+    message: 'agent name "Lead" must be 1-32 lower-case letters, digits or hyphens starting with a letter',
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = server.address().port;
-  const profile = await mkdtemp(path.join(tmpdir(), 'subagent-tree-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true });
-  try {
-    const page = context.pages()[0] ?? (await context.newPage());
-    const consoleErrors = [];
-    page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
-    page.on('pageerror', (e) => consoleErrors.push(String(e)));
-    await page.goto(`http://127.0.0.1:${port}/`);
-    await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 30_000 });
-    const result = await page.evaluate(() => window.__result);
-    assert.equal(result.fatal, undefined, result.fatal);
-    assert.deepEqual(result.rows, [
-      { kind: 'child', id: 'r', parentId: 'root', depth: 1, mode: 'one-shot', name: 'reviewer', path: 'reviewer', hasChildren: true },
-      { kind: 'child', id: 'c', parentId: 'r', depth: 2, mode: 'one-shot', name: 'checker', path: 'reviewer/checker', hasChildren: false },
-      { kind: 'child', id: 'x', parentId: 'root', depth: 1, mode: 'external', name: 'runner', path: 'runner', hasChildren: false },
-    ]);
-    assert.equal(result.resolved, 'c');
-    assert.deepEqual(result.error, {
-      instance: true, isError: true, name: 'SubagentError', code: 'INVALID_NAME',
-      message: 'agent name "Lead" must be 1-32 lower-case letters, digits or hyphens starting with a letter',
-    });
-    assert.deepEqual(result.storeError, { code: 'PERSISTENCE_UNAVAILABLE', cause: true });
-    assert.deepEqual(result.abort, { code: 'CANCELLED', cause: 'bye' });
-    assert.ok(result.codes > 20);
-    assert.deepEqual(consoleErrors, []);
-    assert.ok(served.includes(`/pkg/${entry}`) && served.includes('/pkg/subagent_tree_bg.wasm'), served.join(' '));
-  } finally {
-    await context.close();
-    server.close();
-    await rm(profile, { recursive: true, force: true });
-  }
+  assert.deepEqual(result.storeError, { code: 'PERSISTENCE_UNAVAILABLE', cause: true });
+  assert.deepEqual(result.abort, { code: 'CANCELLED', cause: 'bye' });
+  assert.ok(result.codes > 20);
+  assert.deepEqual(consoleErrors, []);
+  assert.ok(served.includes(`/pkg/${entry}`) && served.includes('/pkg/subagent_tree_bg.wasm'), served.join(' '));
 });
