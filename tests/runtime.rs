@@ -765,3 +765,52 @@ fn a_reopened_root_keeps_input_it_accepted_but_never_consumed() {
     h2.settle();
     assert!(h2.host.turns_of("lead").is_empty());
 }
+
+#[test]
+fn a_steer_inbox_takes_only_for_its_own_turn() {
+    use subagent_tree::exec::LocalExecutor;
+    use subagent_tree::ports::{AgentHost, Turn, TurnOutcome};
+    use subagent_tree::runtime::SteerInbox;
+    // A host whose turns never finish by themselves, and which keeps each turn's steer inbox.
+    #[derive(Clone, Default)]
+    struct Keeper(Rc<std::cell::RefCell<Vec<SteerInbox>>>);
+    impl AgentHost for Keeper {
+        fn run_turn(&self, turn: Turn) -> LocalBoxFuture<'static, Result<TurnOutcome>> {
+            self.0.borrow_mut().push(turn.steer.clone());
+            Box::pin(std::future::pending())
+        }
+    }
+    let exec = LocalExecutor::new();
+    let keeper = Keeper::default();
+    let rt = subagent_tree::testkit::runtime(
+        Rc::new(subagent_tree::MemoryStore::new()),
+        Rc::new(keeper.clone()),
+        &exec,
+        "k",
+        RuntimeOptions::default(),
+    );
+    let r = rt.clone();
+    let (root, child) = exec
+        .run_until(async move {
+            let root = r.open_root(Some("root".into()), None).await.unwrap();
+            let child = r.start_activation(spec(&root, Some("w"))).await.unwrap();
+            (root, child)
+        })
+        .unwrap();
+    exec.run_idle();
+    // Turn 1 is abandoned by an interrupt (its host future never notices); a waking send starts turn 2.
+    rt.interrupt(&child.child_id, InterruptAuthority::Ancestor(&root)).unwrap();
+    let send = |text: &'static str| {
+        let (r, root, id) = (rt.clone(), root.clone(), child.child_id.clone());
+        exec.run_until(async move { r.send_message(&root, &id, Value::from(text), &Signal::never()).await.unwrap() });
+        exec.run_idle();
+    };
+    send("wake up");
+    send("steered into turn 2");
+    let inboxes = keeper.0.borrow().clone();
+    assert_eq!(inboxes.len(), 2);
+    assert!(inboxes[0].take().is_empty(), "the abandoned turn takes nothing");
+    let taken: Vec<String> =
+        inboxes[1].take().iter().map(|m| subagent_tree::result::content_text(&m.content)).collect();
+    assert_eq!(taken, ["steered into turn 2"]);
+}

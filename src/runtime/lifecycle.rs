@@ -33,23 +33,25 @@ impl Runtime {
                 let signal = Signal::new();
                 let first = st.turns == 0;
                 st.turns += 1;
+                let id = self.token();
                 st.turn = Some(TurnSlot {
+                    id,
                     signal: signal.clone(),
                     done: Deferred::new(),
                     consumed: input.iter().map(|m| m.id.clone()).collect(),
                 });
-                Some((input, signal, first, st.output_schema.clone()))
+                Some((input, signal, first, st.output_schema.clone(), id))
             }
         };
         match turn {
-            Some((input, signal, first, schema)) => {
+            Some((input, signal, first, schema, id)) => {
                 let turn = Turn {
                     session_id: member.id.clone(),
                     root_id: member.root_id.clone(),
                     name: member.full_name.clone(),
                     parent_name: member.parent_name.clone(),
                     input,
-                    steer: super::SteerInbox(Rc::downgrade(member)),
+                    steer: super::SteerInbox(Rc::downgrade(member), id),
                     cwd: member.cwd.clone(),
                     signal: signal.clone(),
                     output_schema: schema.as_ref().map(|s| s.source().clone()),

@@ -88,6 +88,8 @@ pub(crate) enum Kind {
 
 /// The running turn of a member.
 pub(crate) struct TurnSlot {
+    /// Unique per turn: a steer inbox takes only for the turn it was made for.
+    pub id: u64,
     pub signal: Signal,
     pub done: Deferred<()>,
     /// Ids of the messages this turn consumed (its input and steered messages taken).
@@ -245,16 +247,23 @@ impl fmt::Debug for Agent {
     }
 }
 
-/// Steered messages of a running turn; the host takes them at each step.
+/// Steered messages of one running turn; the host takes them at each step.
+/// It is bound to its turn: a host that ignored an abort and kept running
+/// cannot take messages meant for the member's next turn.
 #[derive(Clone)]
-pub struct SteerInbox(pub(crate) Weak<Member>);
+pub struct SteerInbox(pub(crate) Weak<Member>, pub(crate) u64);
 
 impl SteerInbox {
+    /// This turn's id (for bridges that hand the inbox out as a key).
+    pub fn turn_id(&self) -> u64 {
+        self.1
+    }
+
     /// Removes and returns the steered messages that arrived since the last take.
     pub fn take(&self) -> Vec<InboxMessage> {
         let Some(member) = self.0.upgrade() else { return Vec::new() };
         let mut st = member.state.borrow_mut();
-        if st.turn.is_none() {
+        if st.turn.as_ref().is_none_or(|t| t.id != self.1) {
             return Vec::new();
         }
         let (steer, rest): (VecDeque<_>, VecDeque<_>) =

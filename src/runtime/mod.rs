@@ -464,9 +464,10 @@ impl Runtime {
         }
     }
 
-    /// The steered messages that arrived for a running turn since the last take.
-    pub fn take_steered(&self, agent: &Agent) -> Vec<InboxMessage> {
-        SteerInbox(Rc::downgrade(&agent.0)).take()
+    /// The steered messages that arrived for turn `turn_id` of `agent` since
+    /// the last take (nothing once that turn has ended).
+    pub fn take_steered(&self, agent: &Agent, turn_id: u64) -> Vec<InboxMessage> {
+        SteerInbox(Rc::downgrade(&agent.0), turn_id).take()
     }
 
     /// The live handle of a resident member (for hosts; grants what the handle grants).

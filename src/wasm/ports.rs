@@ -113,7 +113,7 @@ fn turn_to_js(runtime: u32, turn: &Turn) -> JsValue {
         set(&obj, "outputSchema", &value_to_js(schema));
     }
     let agent = agent_to_js(runtime, &turn.agent);
-    super::runtime::make_turn(runtime, obj.into(), agent, turn.agent.incarnation() as f64)
+    super::runtime::make_turn(runtime, obj.into(), agent, turn.agent.incarnation() as f64, turn.steer.turn_id() as f64)
 }
 
 /// `{ stopReason?, messages?, text?, structured?, diagnostic?, usage? }`; `Err` completes "host.runTurn returned …".

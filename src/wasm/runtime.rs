@@ -54,7 +54,7 @@ extern "C" {
         agent: &JsValue,
     ) -> JsValue;
     #[wasm_bindgen(js_name = makeTurn)]
-    pub fn make_turn(runtime: u32, turn: JsValue, agent: JsValue, incarnation: f64) -> JsValue;
+    pub fn make_turn(runtime: u32, turn: JsValue, agent: JsValue, incarnation: f64, turn_id: f64) -> JsValue;
     #[wasm_bindgen(js_name = makeTools)]
     fn make_tools(runtime: u32, agent: &JsValue, specs: &Array) -> JsValue;
     #[wasm_bindgen(js_name = makeDisposer)]
@@ -107,7 +107,8 @@ fn dispatch(op: &str, args: &Array) -> Result<JsValue> {
         }
         "takeSteered" => {
             let (id, inc) = key(1);
-            let taken = rt.handle(&id, inc).map(|a| rt.take_steered(&a)).unwrap_or_default();
+            let turn = arg(3).as_f64().unwrap_or(-1.0) as u64;
+            let taken = rt.handle(&id, inc).map(|a| rt.take_steered(&a, turn)).unwrap_or_default();
             Ok(taken.iter().map(message_to_js).collect::<Array>().into())
         }
         "toolsFor" => tools_for(&rt, rt_id, &arg(1)),

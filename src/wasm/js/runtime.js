@@ -78,9 +78,9 @@ export function makeActivation(runtime, childId, incarnation, name, messageId, r
 }
 
 /** Completes a turn object built by the bridge with its callables. */
-export function makeTurn(runtime, turn, agent, incarnation) {
+export function makeTurn(runtime, turn, agent, incarnation, turnId) {
   turn.agent = agent;
-  turn.takeSteered = () => dispatch('takeSteered', runtime, agent.sessionId, incarnation);
+  turn.takeSteered = () => dispatch('takeSteered', runtime, agent.sessionId, incarnation, turnId);
   let tools;
   Object.defineProperty(turn, 'tools', {
     enumerable: true,
