@@ -392,8 +392,8 @@ impl Toolset {
             Row::Child(c) => c.path.clone(),
             Row::Diagnostic(_) => None,
         };
-        match (&self.agent_path(), path) {
-            (Some(base), Some(rel)) if base.is_empty() => rel,
+        match (self.agent.path(), path) {
+            (Some(""), Some(rel)) => rel,
             (Some(base), Some(rel)) => format!("{base}/{rel}"),
             _ => row.id().to_owned(),
         }
@@ -406,17 +406,6 @@ impl Toolset {
         rows.iter()
             .find(|r| r.row.id() == row.parent_id())
             .map_or_else(|| row.parent_id().to_owned(), |r| self.full_name(&r.row))
-    }
-
-    /// The caller's path from the root (`""` for the root), when it is named all the way.
-    fn agent_path(&self) -> Option<String> {
-        if self.agent.parent_id().is_none() {
-            Some(String::new())
-        } else if self.agent.name() == self.agent.session_id() {
-            None
-        } else {
-            Some(self.agent.name().to_owned())
-        }
     }
 }
 

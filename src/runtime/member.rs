@@ -218,6 +218,11 @@ impl Agent {
         &self.0.root_id
     }
 
+    /// The path from the root (`""` for the root), when every member on the way is named.
+    pub fn path(&self) -> Option<&str> {
+        self.0.path.as_deref()
+    }
+
     pub fn parent_id(&self) -> Option<&str> {
         self.0.parent_id.as_deref()
     }
