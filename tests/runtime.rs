@@ -814,3 +814,38 @@ fn a_steer_inbox_takes_only_for_its_own_turn() {
         inboxes[1].take().iter().map(|m| subagent_tree::result::content_text(&m.content)).collect();
     assert_eq!(taken, ["steered into turn 2"]);
 }
+
+#[test]
+fn message_and_turn_events_follow_every_member_the_root_included() {
+    let h = Harness::wide();
+    let root = h.root();
+    let a = start(&h, spec(&root, Some("a"))).unwrap();
+    h.run(a.result()).unwrap();
+    h.settle();
+    let seen: Vec<String> = h
+        .events
+        .borrow()
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::Start(i) => Some(format!("start {}", i.name)),
+            RuntimeEvent::End(e) => Some(format!("end {} {}", e.info.name, e.stop_reason)),
+            RuntimeEvent::Message { name, kind, .. } => Some(format!("message {name} {kind}")),
+            RuntimeEvent::Turn { name, stop_reason: None, .. } => Some(format!("turn {name}")),
+            RuntimeEvent::Turn { name, stop_reason: Some(r), .. } => Some(format!("turn-end {name} {r}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            "start a",
+            "message a user",
+            "turn a",
+            "turn-end a completed",
+            "message lead subagent-settled",
+            "turn lead",
+            "end a completed",
+            "turn-end lead completed",
+        ]
+    );
+}

@@ -417,3 +417,22 @@ test('the module keeps working after hostile input to the runtime', async () => 
   const fine = await runtime.startActivation({ provider: 'spawn', parent: root, label: 'x', prompt: 'p', name: 'fine' });
   assert.equal((await fine.result).stopReason, 'completed');
 });
+
+test('message and turn events follow every member, the root included', async () => {
+  const { runtime } = setup();
+  const seen = [];
+  runtime.on('subagent/message', (e) => seen.push(`message ${e.name} ${e.kind}`));
+  runtime.on('subagent/turn', (e) => seen.push(`turn-${e.phase} ${e.name}${e.stopReason ? ' ' + e.stopReason : ''}`));
+  const root = await runtime.openRoot({ sessionId: 'root' });
+  const a = await runtime.startActivation({ provider: 'spawn', parent: root, label: 'A', prompt: 'p', name: 'a' });
+  await a.result;
+  await idle(runtime, root);
+  assert.deepEqual(seen, [
+    'message a user',
+    'turn-start a',
+    'turn-end a completed',
+    'message lead subagent-settled',
+    'turn-start lead',
+    'turn-end lead completed',
+  ]);
+});

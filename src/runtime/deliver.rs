@@ -205,6 +205,11 @@ impl Runtime {
         let written = self.append(target, vec![(event::MESSAGE.to_owned(), message_payload(&message))]).await;
         accepting.disarm();
         let id = message.id.clone();
+        let kind = match message.source {
+            MessageSource::User => "user",
+            MessageSource::AgentMessage { .. } => "agent-message",
+            MessageSource::SubagentSettled { .. } => "subagent-settled",
+        };
         {
             let mut st = target.state.borrow_mut();
             st.accepting -= 1;
@@ -213,6 +218,15 @@ impl Runtime {
                 st.parked = false; // a waking send resumes the parked FIFO
             }
             // Otherwise the message is durable in the log and is pending at the next resume.
+        }
+        if written.is_ok() {
+            self.emit(RuntimeEvent::Message {
+                root_id: target.root_id.clone(),
+                session_id: target.id.clone(),
+                name: target.full_name.clone(),
+                message_id: id.clone(),
+                kind,
+            });
         }
         self.kick(target);
         self.tree_changed(&target.root_id);

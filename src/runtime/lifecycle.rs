@@ -63,6 +63,7 @@ impl Runtime {
                         _ => None,
                     },
                 };
+                self.emit(turn_event(member, None));
                 let (runtime, member) = (self.clone(), member.clone());
                 self.spawn(Box::pin(async move { runtime.run_turn(member, turn, signal, schema).await }));
             }
@@ -94,6 +95,7 @@ impl Runtime {
             signal.guard(self.0.host.run_turn(turn)).await
         };
         let result = capture(outcome, &signal, schema.as_deref());
+        let stop_reason = result.stop_reason.clone();
         let consumed = member.state.borrow().turn.as_ref().map(|t| t.consumed.clone()).unwrap_or_default();
         let recorded =
             self.append(&member, vec![(event::TURN_END.to_owned(), turn_end_payload(&result, &consumed))]).await;
@@ -108,6 +110,7 @@ impl Runtime {
         if let Some(done) = done {
             done.set(());
         }
+        self.emit(turn_event(&member, Some(stop_reason)));
         self.tree_changed(&member.root_id);
         self.kick(&member);
     }
@@ -386,6 +389,16 @@ fn capture(
         }
     }
     result
+}
+
+/// `subagent/turn`: a member's turn started (no stop reason) or ended.
+fn turn_event(member: &Member, stop_reason: Option<String>) -> RuntimeEvent {
+    RuntimeEvent::Turn {
+        root_id: member.root_id.clone(),
+        session_id: member.id.clone(),
+        name: member.full_name.clone(),
+        stop_reason,
+    }
 }
 
 fn turn_end_payload(r: &SubagentResult, consumed: &[String]) -> Value {

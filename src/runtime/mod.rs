@@ -67,6 +67,10 @@ pub enum RuntimeEvent {
     ProviderRemoved(String),
     /// A catalog fact committed (for views that follow the tree live).
     Catalog { root_id: String, parent_id: String, entry: crate::CatalogEntry },
+    /// A message was accepted (durable) into a member's inbox.
+    Message { root_id: String, session_id: String, name: String, message_id: String, kind: &'static str },
+    /// A member's turn started (`stop_reason` is `None`) or ended.
+    Turn { root_id: String, session_id: String, name: String, stop_reason: Option<String> },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -280,7 +284,9 @@ impl Runtime {
         let root = match &event {
             RuntimeEvent::Start(i) => Some(i.root_session_id.as_str()),
             RuntimeEvent::End(e) => Some(e.info.root_session_id.as_str()),
-            RuntimeEvent::Catalog { root_id, .. } => Some(root_id.as_str()),
+            RuntimeEvent::Catalog { root_id, .. }
+            | RuntimeEvent::Message { root_id, .. }
+            | RuntimeEvent::Turn { root_id, .. } => Some(root_id.as_str()),
             _ => None,
         };
         let listeners: Vec<Listener> = self

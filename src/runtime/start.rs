@@ -445,6 +445,13 @@ impl Runtime {
         let member = self.make_resident(spec, admission, place, Kind::Local, &settlement, admission.schema.clone());
         member.state.borrow_mut().inbox.push_back(first);
         self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::Continuable)));
+        self.emit(RuntimeEvent::Message {
+            root_id: member.root_id.clone(),
+            session_id: child_id.clone(),
+            name: full_name.clone(),
+            message_id: message_id.clone(),
+            kind: "user",
+        });
         self.kick(&member);
         Ok(Activation {
             child_id,

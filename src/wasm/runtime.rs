@@ -254,13 +254,40 @@ fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
             set(&obj, "entry", &super::convert::entry_to_js(entry));
             ("subagent/catalog", obj.into())
         }
+        RuntimeEvent::Message { root_id, session_id, name, message_id, kind } => {
+            let obj = Object::new();
+            set(&obj, "rootSessionId", &JsValue::from_str(root_id));
+            set(&obj, "sessionId", &JsValue::from_str(session_id));
+            set(&obj, "name", &JsValue::from_str(name));
+            set(&obj, "messageId", &JsValue::from_str(message_id));
+            set(&obj, "kind", &JsValue::from_str(kind));
+            ("subagent/message", obj.into())
+        }
+        RuntimeEvent::Turn { root_id, session_id, name, stop_reason } => {
+            let obj = Object::new();
+            set(&obj, "rootSessionId", &JsValue::from_str(root_id));
+            set(&obj, "sessionId", &JsValue::from_str(session_id));
+            set(&obj, "name", &JsValue::from_str(name));
+            set(&obj, "phase", &JsValue::from_str(if stop_reason.is_some() { "end" } else { "start" }));
+            if let Some(reason) = stop_reason {
+                set(&obj, "stopReason", &JsValue::from_str(reason));
+            }
+            ("subagent/turn", obj.into())
+        }
         RuntimeEvent::ProviderAdded(name) => ("subagent/provider-added", JsValue::from_str(name)),
         RuntimeEvent::ProviderRemoved(name) => ("subagent/provider-removed", JsValue::from_str(name)),
     }
 }
 
-const EVENT_TYPES: &[&str] =
-    &["subagent/start", "subagent/end", "subagent/catalog", "subagent/provider-added", "subagent/provider-removed"];
+const EVENT_TYPES: &[&str] = &[
+    "subagent/start",
+    "subagent/end",
+    "subagent/catalog",
+    "subagent/message",
+    "subagent/turn",
+    "subagent/provider-added",
+    "subagent/provider-removed",
+];
 
 /// `signal` given either as an AbortSignal or as `{ signal }`.
 fn link_signal_or_options(value: Option<JsValue>, what: &str) -> Result<Link> {
@@ -1094,6 +1121,27 @@ export type RuntimeEventType =
   | 'subagent/start'
   | 'subagent/end'
   | 'subagent/catalog'
+  | 'subagent/message'
+  | 'subagent/turn'
   | 'subagent/provider-added'
   | 'subagent/provider-removed';
+
+/** `subagent/message`: a message was accepted (durable) into a member's inbox. */
+export interface SubagentMessageEvent {
+  rootSessionId: string;
+  sessionId: string;
+  /** The recipient's full name. */
+  name: string;
+  messageId: string;
+  kind: 'user' | 'agent-message' | 'subagent-settled';
+}
+
+/** `subagent/turn`: a member's turn started or ended (the root's too). */
+export interface SubagentTurnEvent {
+  rootSessionId: string;
+  sessionId: string;
+  name: string;
+  phase: 'start' | 'end';
+  stopReason?: SubagentStopReason;
+}
 "#;
