@@ -12,24 +12,7 @@
 // Environment: BENCH_SLOW_RUNS (default 3) timed runs of the slow 1 ms listing
 // without readMany (about 12-15 s each); BENCH_RUNS (default 11) for the rest.
 
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-
-const here = dirname(fileURLToPath(import.meta.url));
-
-async function loadPackage() {
-  // As a user imports it when pkg-tests has it installed; else the built pkg/ directly.
-  if (existsSync(join(here, '..', 'node_modules', 'subagent-tree', 'package.json'))) {
-    return { lib: await import('subagent-tree'), from: 'subagent-tree (pkg-tests/node_modules)' };
-  }
-  const pkgDir = join(here, '..', '..', 'pkg');
-  const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
-  let entry = manifest.exports?.['.'] ?? manifest.exports ?? manifest.module ?? manifest.main;
-  while (entry && typeof entry === 'object') entry = entry.node ?? entry.import ?? entry.default;
-  entry ??= 'node.js';
-  return { lib: await import(pathToFileURL(join(pkgDir, entry)).href), from: `pkg/${entry}` };
-}
+import { loadPackage } from './load.mjs';
 
 const { lib, from } = await loadPackage();
 const { MemoryStore, listDescendants, projectCatalog } = lib;

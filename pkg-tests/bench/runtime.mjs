@@ -16,25 +16,10 @@
 // aborted. Every figure is a median of timed runs after warm-up; setup is
 // outside the timing. BENCH_RUNS (default 9) sets the number of timed runs.
 
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { execFileSync } from 'node:child_process';
-
-const here = dirname(fileURLToPath(import.meta.url));
-
-async function loadPackage() {
-  if (existsSync(join(here, '..', 'node_modules', 'subagent-tree', 'package.json'))) {
-    return { lib: await import('subagent-tree'), from: 'subagent-tree (pkg-tests/node_modules)' };
-  }
-  const pkgDir = join(here, '..', '..', 'pkg');
-  const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
-  let entry = manifest.exports?.['.'] ?? manifest.exports ?? manifest.module ?? manifest.main;
-  while (entry && typeof entry === 'object') entry = entry.node ?? entry.import ?? entry.default;
-  entry ??= 'node.js';
-  return { lib: await import(pathToFileURL(join(pkgDir, entry)).href), from: `pkg/${entry}` };
-}
+import { loadPackage } from './load.mjs';
 
 const { lib, from } = await loadPackage();
 const { SubagentRuntime, MemoryStore, listDescendants, init } = lib;
