@@ -205,16 +205,17 @@ fn a_scripted_model_builds_and_drives_a_named_tree_through_the_tools() {
     assert!(task.payload.get("ownerId").and_then(Value::as_str).unwrap().starts_with("ts-"));
 }
 
+/// A runtime over a fresh MemoryStore whose host answers every turn with "ok".
+fn replying_runtime(id_prefix: &str) -> (LocalExecutor, subagent_tree::Runtime) {
+    let exec = LocalExecutor::new();
+    let host = Rc::new(testkit::FnHost::replying("ok"));
+    let rt = testkit::runtime(Rc::new(MemoryStore::new()), host, &exec, id_prefix, RuntimeOptions::default());
+    (exec, rt)
+}
+
 #[test]
 fn tool_schemas_are_golden() {
-    let exec = LocalExecutor::new();
-    let rt = testkit::runtime(
-        Rc::new(MemoryStore::new()),
-        Rc::new(testkit::FnHost::replying("ok")),
-        &exec,
-        "g",
-        RuntimeOptions::default(),
-    );
+    let (exec, rt) = replying_runtime("g");
     let r = rt.clone();
     let root = exec.run_until(async move { r.open_root(Some("root".into()), None).await.unwrap() }).unwrap();
     let tools = rt.tools_for(&root).unwrap();
@@ -288,14 +289,7 @@ fn a_member_at_the_depth_limit_gets_no_delegation_tools() {
 
 #[test]
 fn bad_tool_input_is_an_error_result_not_a_failure() {
-    let exec = LocalExecutor::new();
-    let rt = testkit::runtime(
-        Rc::new(MemoryStore::new()),
-        Rc::new(testkit::FnHost::replying("ok")),
-        &exec,
-        "b",
-        RuntimeOptions::default(),
-    );
+    let (exec, rt) = replying_runtime("b");
     let r = rt.clone();
     let out = exec
         .run_until(async move {
@@ -323,14 +317,7 @@ fn bad_tool_input_is_an_error_result_not_a_failure() {
 
 #[test]
 fn refusals_quote_model_input_bounded() {
-    let exec = LocalExecutor::new();
-    let rt = testkit::runtime(
-        Rc::new(MemoryStore::new()),
-        Rc::new(testkit::FnHost::replying("ok")),
-        &exec,
-        "q",
-        RuntimeOptions::default(),
-    );
+    let (exec, rt) = replying_runtime("q");
     let r = rt.clone();
     let huge = "x".repeat(1_000_000);
     let out = exec
