@@ -15,6 +15,9 @@ pub const SESSION_START: &str = "session/start";
 
 /// An accepted inbox message (durable acceptance).
 pub const MESSAGE: &str = "message/input";
+/// The start of one turn, before the host runs it: the input ids it answers.
+/// A start with no later end is a turn the host never finished (a crash).
+pub const TURN_START: &str = "turn/start";
 /// The end of one turn: its outcome and the message ids it consumed.
 pub const TURN_END: &str = "turn/end";
 /// A change of the member's effective directory.

@@ -23,6 +23,8 @@ pub struct Task {
     pub result: Option<String>,
     pub created_by: String,
     pub updated_at: u64,
+    /// The `seq` of the event that created it in the root's log.
+    pub created_seq: u64,
 }
 
 /// A change to the board, as stored.
@@ -45,7 +47,9 @@ impl TaskChange {
         let owner = self.owner_id.as_ref().map(|o| o.as_deref().map_or(Value::Null, Value::from));
         Value::object([
             ("op", Some(Value::from(if self.create { "create" } else { "update" }))),
-            ("taskId", Some(Value::from(self.task_id.as_str()))),
+            // A create carries no id: the fold numbers creates in log order, so
+            // concurrent creates can never pick the same id.
+            ("taskId", (!self.create).then(|| Value::from(self.task_id.as_str()))),
             ("title", self.title.as_deref().map(Value::from)),
             ("description", self.description.as_deref().map(Value::from)),
             ("status", self.status.as_deref().map(Value::from)),
@@ -63,9 +67,15 @@ pub fn fold(events: &[SessionEvent]) -> Vec<Task> {
     for e in events.iter().filter(|e| e.kind == TASK_EVENT) {
         let p = &e.payload;
         let text = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_owned);
-        let Some(task_id) = text("taskId") else { continue };
+        let op = p.get("op").and_then(Value::as_str);
+        // Older logs name the id in the create; newer ones leave it to the fold.
+        let task_id = match (text("taskId"), op) {
+            (Some(id), _) => id,
+            (None, Some("create")) => next_id(&tasks),
+            (None, _) => continue,
+        };
         let at = p.get("at").and_then(Value::as_u64).unwrap_or(0);
-        match p.get("op").and_then(Value::as_str) {
+        match op {
             Some("create") if !tasks.iter().any(|t| t.id == task_id) => {
                 let Some(title) = text("title") else { continue };
                 tasks.push(Task {
@@ -77,6 +87,7 @@ pub fn fold(events: &[SessionEvent]) -> Vec<Task> {
                     result: None,
                     created_by: text("by").unwrap_or_default(),
                     updated_at: at,
+                    created_seq: e.seq,
                 });
             }
             Some("update") => {
@@ -106,9 +117,10 @@ pub fn fold(events: &[SessionEvent]) -> Vec<Task> {
     tasks
 }
 
-/// The next task id.
-pub fn next_id(tasks: &[Task]) -> String {
-    format!("task-{}", tasks.len() + 1)
+/// The first free `task-N`, N counting from 1.
+fn next_id(tasks: &[Task]) -> String {
+    let taken: std::collections::HashSet<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+    (1..).map(|n| format!("task-{n}")).find(|id| !taken.contains(id.as_str())).unwrap_or_default()
 }
 
 /// Checks a status string.
@@ -122,5 +134,34 @@ pub fn check_status(status: &str) -> Result<()> {
             crate::name::quote_truncated(status, 80),
             STATUSES.join(", ")
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn create(seq: u64, title: &str, id: Option<&str>) -> SessionEvent {
+        let mut change =
+            TaskChange { create: true, title: Some(title.into()), by: "lead".into(), ..Default::default() };
+        let mut payload = change.to_payload();
+        if let (Some(id), Value::Object(map)) = (id, &mut payload) {
+            change.task_id = id.into();
+            map.push(("taskId".into(), Value::from(id)));
+        }
+        SessionEvent::new(seq, TASK_EVENT, payload)
+    }
+
+    #[test]
+    fn creates_are_numbered_by_the_fold_so_concurrent_ones_never_collide() {
+        // Two creates written by concurrent calls, each without an id: both land.
+        let board = fold(&[create(3, "a", None), create(4, "b", None)]);
+        let ids: Vec<(&str, u64)> = board.iter().map(|t| (t.id.as_str(), t.created_seq)).collect();
+        assert_eq!(ids, [("task-1", 3), ("task-2", 4)]);
+        // Older logs named ids in creates: those keep them, and new creates take the next free one.
+        let board =
+            fold(&[create(0, "old", Some("task-1")), create(1, "old dup", Some("task-1")), create(2, "new", None)]);
+        let ids: Vec<&str> = board.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["task-1", "task-2"]);
     }
 }

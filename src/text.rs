@@ -17,9 +17,19 @@ pub fn settled_summary(name: &str, stop_reason: &str) -> String {
     }
 }
 
+/// Whether a settled child can be messaged again: what its notice tells the creator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FollowUp {
+    /// A local child: a message resumes it.
+    Continuable,
+    /// An external run: it ended for good.
+    External,
+}
+
 /// The settlement notice a creator receives: the summary, the child's closing
-/// message or that it left none, then any structured result and diagnostic.
-pub fn settled_notice(name: &str, result: &SubagentResult) -> String {
+/// message or that it left none, then any structured result and diagnostic,
+/// and whether it can take follow-up messages.
+pub fn settled_notice(name: &str, result: &SubagentResult, follow_up: FollowUp) -> String {
     let mut text = settled_summary(name, &result.stop_reason);
     let closing = result.output_text();
     if closing.trim().is_empty() {
@@ -35,6 +45,9 @@ pub fn settled_notice(name: &str, result: &SubagentResult) -> String {
     }
     if let Some(diagnostic) = &result.diagnostic {
         text.push_str(&format!("\nDiagnostic: {diagnostic}"));
+    }
+    if follow_up == FollowUp::External {
+        text.push_str(&format!("\n{name} was an external run: it cannot take follow-up messages."));
     }
     text
 }
@@ -104,12 +117,16 @@ mod tests {
     #[test]
     fn notices_carry_closing_message_structured_and_diagnostic() {
         let mut r = SubagentResult::new("completed");
-        assert_eq!(settled_notice("x", &r), "Subagent x finished.\nIt left no closing message.");
+        assert_eq!(settled_notice("x", &r, FollowUp::Continuable), "Subagent x finished.\nIt left no closing message.");
+        assert_eq!(
+            settled_notice("x", &r, FollowUp::External),
+            "Subagent x finished.\nIt left no closing message.\nx was an external run: it cannot take follow-up messages."
+        );
         r.output = Value::Array(vec![text_block("done")]);
         r.structured = Some(Value::object([("ok", Some(Value::Bool(true)))]));
         r.diagnostic = Some("late".into());
         assert_eq!(
-            settled_notice("x", &r),
+            settled_notice("x", &r, FollowUp::Continuable),
             "Subagent x finished.\nIts closing message:\n<agent-output from=\"x\">\ndone\n</agent-output>\nStructured result: {\"ok\":true}\nDiagnostic: late"
         );
     }

@@ -156,12 +156,28 @@ impl Toolset {
     async fn interrupt(&self, input: &Value, signal: &Signal) -> Result<ToolResult> {
         let agent = required_text(input, "agent")?;
         let target = self.resolve(&agent, signal).await?;
-        self.runtime.interrupt(&target.id, InterruptAuthority::Ancestor(&self.agent))?;
+        // One refusal for everything outside the caller's tree, live, cold or absent:
+        // whether another tree's session is running is not the caller's to learn.
+        let in_tree = target.id == self.agent.root_id() || target.rows.iter().any(|r| r.row.id() == target.id);
+        if !in_tree {
+            return Err(crate::err!(
+                Unauthorized,
+                "{} is not a member of this tree",
+                crate::name::quote_truncated(&agent, 80)
+            ));
+        }
+        let receipt = self.runtime.interrupt(&target.id, InterruptAuthority::Ancestor(&self.agent))?;
+        let content = if receipt.signalled {
+            format!("Interrupted {}: its current turn was stopped. Messages it had not read wait until it is messaged again.", target.name)
+        } else {
+            format!("{} was not running, so nothing was stopped.", target.name)
+        };
         Ok(ToolResult::ok(
-            format!("Interrupted {}. Its pending messages wait until it is messaged again.", target.name),
+            content,
             Value::object([
                 ("agent", Some(Value::from(target.name.as_str()))),
                 ("subagentId", Some(Value::from(target.id.as_str()))),
+                ("stopped", Some(Value::Bool(receipt.signalled))),
             ]),
         ))
     }
@@ -182,7 +198,13 @@ impl Toolset {
         let rows = self.runtime.list_descendants(self.agent.session_id(), signal).await?;
         let mut lines = Vec::new();
         let mut out = Vec::new();
-        for live in rows.iter().filter(|r| descendants || r.row.depth() == 1) {
+        // The root's reachable continuable descendants (seed 003): external runs
+        // cannot be messaged, so they are not listed; diagnostics still are.
+        let listed = |r: &&LiveRow| match &r.row {
+            Row::Child(c) => c.mode != crate::catalog::Mode::External,
+            Row::Diagnostic(_) => true,
+        };
+        for live in rows.iter().filter(listed).filter(|r| descendants || r.row.depth() == 1) {
             let (name, parent) = (self.full_name(&live.row), self.parent_name(&live.row, &rows));
             let (status, description, diagnostic) = match &live.row {
                 Row::Child(c) => {
@@ -230,9 +252,7 @@ impl Toolset {
             None => None,
         };
         let root = self.runtime.root_of(&self.agent)?;
-        let tasks = self.board(signal).await?;
         let change = TaskChange {
-            task_id: team::next_id(&tasks),
             create: true,
             title: Some(title),
             description,
@@ -242,8 +262,16 @@ impl Toolset {
             at: self.runtime.now(),
             ..TaskChange::default()
         };
-        self.runtime.append_to(&root, team::TASK_EVENT, change.to_payload()).await?;
-        self.show_task(&change.task_id, "Created", signal).await
+        let seq = self.runtime.append_to(&root, team::TASK_EVENT, change.to_payload()).await?;
+        let tasks = self.board(signal).await?;
+        let task = tasks.iter().find(|t| t.created_seq == seq).ok_or_else(|| {
+            crate::err!(
+                PersistenceUnavailable,
+                "the task was written, but the store returned a board without it; call task_list to see it"
+            )
+        })?;
+        let task_id = task.id.clone();
+        self.show_task(&task_id, "Created", signal).await
     }
 
     async fn task_list(&self, input: &Value, signal: &Signal) -> Result<ToolResult> {

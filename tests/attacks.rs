@@ -217,7 +217,7 @@ fn a_dead_handle_grants_nothing() {
         s.send(&dead, s.reviewer.session_id()),
         ErrorCode::Unauthorized,
     );
-    t.expect("start_activation under a disposed handle", s.start_under(&rt, &dead), ErrorCode::ParentUnavailable);
+    t.expect("start_activation under a disposed handle", s.start_under(&rt, &dead), ErrorCode::Unauthorized);
     t.expect(
         "interrupt with a disposed handle",
         rt.interrupt(s.checker.session_id(), InterruptAuthority::Ancestor(&dead)),
@@ -253,7 +253,7 @@ fn a_dead_handle_grants_nothing() {
     t.expect(
         "start_activation under an explicitly disposed handle",
         s.start_under(&rt, &handle),
-        ErrorCode::ParentUnavailable,
+        ErrorCode::Unauthorized,
     );
     t.print();
 }
@@ -278,11 +278,7 @@ fn a_handle_from_another_runtime_grants_nothing() {
         ErrorCode::Unauthorized,
     );
     t.expect("prompt with another runtime's root handle", s.prompt(&twin, "root"), ErrorCode::Unauthorized);
-    t.expect(
-        "start_activation under another runtime's handle",
-        s.start_under(&rt, &twin),
-        ErrorCode::ParentUnavailable,
-    );
+    t.expect("start_activation under another runtime's handle", s.start_under(&rt, &twin), ErrorCode::Unauthorized);
     t.expect(
         "interrupt with another runtime's handle",
         rt.interrupt(s.writer.session_id(), InterruptAuthority::Ancestor(&twin)),

@@ -12,11 +12,13 @@ use super::{Agent, InterruptAuthority, Runtime, RuntimeEvent};
 use crate::catalog::Mode;
 use crate::error::Result;
 use crate::event::{self, SessionEvent};
+use crate::exec::Deferred;
 use crate::json::Value;
 use crate::listing::Row;
-use crate::name::LEAD;
+use crate::name::{AgentRef, LEAD};
 use crate::ports::IdKind;
 use crate::result::normalize_content;
+use crate::result::SubagentResult;
 use crate::signal::Signal;
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -41,7 +43,7 @@ impl Runtime {
             sender_session_id: sender.session_id().to_owned(),
             sender_name: sender.name().to_owned(),
         };
-        self.deliver(Some(sender), &sender.0.root_id, target_id, source, content, Scheduling::Steer, signal).await
+        self.deliver(Some(sender), &sender.0.root_id, target_id, source, content, Scheduling::Steer, signal, None).await
     }
 
     /// Finds (or resumes) the target and accepts the message; a target that
@@ -56,12 +58,13 @@ impl Runtime {
         content: Value,
         scheduling: Scheduling,
         signal: &Signal,
+        answer: Option<&Answer>,
     ) -> Result<String> {
         loop {
             let target = self.target_for(root_id, target_id, signal).await?;
             // Admission re-validates the sender.
             let accepted = match sender.map(|s| self.require_live(s, "sender")).transpose() {
-                Ok(_) => self.accept(&target, source.clone(), content.clone(), scheduling, signal).await,
+                Ok(_) => self.accept(&target, source.clone(), content.clone(), scheduling, signal, answer).await,
                 Err(e) => Err(e),
             };
             match accepted {
@@ -78,37 +81,140 @@ impl Runtime {
 
     /// Delivers a user-authored message to the root or a continuable member of
     /// the root's tree (the host operation behind a browser's prompt box).
+    /// `target` is `lead`, a full name or a Session id.
     pub async fn prompt(
         &self,
         root: &Agent,
-        target_id: &str,
+        target: &str,
         content: Value,
         scheduling: Scheduling,
         signal: &Signal,
     ) -> Result<String> {
+        self.prompt_with(root, target, content, scheduling, signal, None).await
+    }
+
+    /// [`Runtime::prompt`], plus the result of the turn that consumes the
+    /// message (the turn that answers it, steered in or queued).
+    pub async fn ask(
+        &self,
+        root: &Agent,
+        target: &str,
+        content: Value,
+        scheduling: Scheduling,
+        signal: &Signal,
+    ) -> Result<(String, impl std::future::Future<Output = Result<SubagentResult>> + 'static)> {
+        let answer = Answer::new();
+        let id = self.prompt_with(root, target, content, scheduling, signal, Some(&answer)).await?;
+        Ok((id, answer.wait()))
+    }
+
+    async fn prompt_with(
+        &self,
+        root: &Agent,
+        target: &str,
+        content: Value,
+        scheduling: Scheduling,
+        signal: &Signal,
+        answer: Option<&Answer>,
+    ) -> Result<String> {
         self.require_root(root)?;
         let content = checked_content(content)?;
+        let target_id = self.resolve_target(root, target, signal).await?;
         if target_id == root.session_id() {
-            return self.accept(&root.0, MessageSource::User, content, scheduling, signal).await;
+            return self.accept(&root.0, MessageSource::User, content, scheduling, signal, answer).await;
         }
-        self.deliver(None, &root.0.root_id, target_id, MessageSource::User, content, scheduling, signal).await
+        self.deliver(None, &root.0.root_id, &target_id, MessageSource::User, content, scheduling, signal, answer).await
+    }
+
+    /// The live handle of any continuable member of the root's tree, under the
+    /// root's authority: a cold member is resumed from its log without a
+    /// message. The member stays resident while the returned [`Held`] lives,
+    /// so a host can spawn under it or message as it; then it settles as usual.
+    pub async fn reopen(&self, root: &Agent, target: &str, signal: &Signal) -> Result<Held> {
+        self.require_root(root)?;
+        let target_id = self.resolve_target(root, target, signal).await?;
+        let member = if target_id == root.session_id() {
+            root.0.clone()
+        } else {
+            self.target_for(&root.0.root_id, &target_id, signal).await?
+        };
+        // No await since `target_for` returned it live: the hold lands before it could settle.
+        member.state.borrow_mut().holds += 1;
+        Ok(Held { runtime: self.clone(), member, released: Cell::new(false) })
+    }
+
+    /// `lead`, a full name or a Session id, as a Session id of `root`'s tree.
+    /// Resident members answer from memory; a cold path reads the catalogs along it.
+    async fn resolve_target(&self, root: &Agent, text: &str, signal: &Signal) -> Result<String> {
+        if let Some(id) = self.resident_by_name(&root.0.root_id, text) {
+            return Ok(id);
+        }
+        match crate::listing::resolve_name(&*self.0.store, &root.0.root_id, text, signal).await {
+            // A Session id may look like a one-segment name (`root`): no child by
+            // that name, so it is the id.
+            Err(e) if e.code == crate::ErrorCode::UnknownAgent && !text.contains('/') => Ok(text.to_owned()),
+            other => other,
+        }
+    }
+
+    /// The Session id of the resident member `text` names in `root_id`'s tree.
+    fn resident_by_name(&self, root_id: &str, text: &str) -> Option<String> {
+        match AgentRef::parse(text) {
+            AgentRef::Lead => Some(root_id.to_owned()),
+            AgentRef::Session(_) => None,
+            AgentRef::Path(_) => self
+                .0
+                .state
+                .borrow()
+                .members
+                .values()
+                .find(|m| m.root_id == root_id && m.path.as_deref() == Some(text) && m.phase() == Phase::Live)
+                .map(|m| m.id.clone()),
+        }
     }
 
     /// Interrupts one member's current execution. Fire-and-return: the cancel
     /// signal is issued before this returns. Pending inbox work is parked until
-    /// a waking send; the activation and its descendants stay. An absent target
-    /// is an accepted no-op.
-    pub fn interrupt(&self, target_id: &str, authority: InterruptAuthority<'_>) -> Result<()> {
-        if let InterruptAuthority::Ancestor(agent) = &authority {
-            self.require_live(agent, "interrupting agent")?;
-        }
-        let target = self.0.state.borrow().members.get(target_id).cloned();
-        let Some(target) = target.filter(|t| t.phase() == Phase::Live) else { return Ok(()) };
-        if let InterruptAuthority::Ancestor(agent) = authority {
-            if agent.0.root_id != target.root_id {
-                // Refused without naming the target: another tree's names are not the caller's to learn.
-                return Err(outside_tree(target_id));
+    /// a waking send; the activation and its descendants stay; a member left
+    /// with nothing parked settles as `aborted` once idle. An absent (or cold)
+    /// target is an accepted no-op. Under an ancestor or a tree root, `target`
+    /// may be a full name of a resident member of that tree.
+    pub fn interrupt(&self, target: &str, authority: InterruptAuthority<'_>) -> Result<InterruptReceipt> {
+        let tree = match &authority {
+            InterruptAuthority::User => None,
+            InterruptAuthority::Tree(root) => {
+                self.require_root(root)?;
+                Some(root.0.root_id.clone())
             }
+            InterruptAuthority::Ancestor(agent) => {
+                self.require_live(agent, "interrupting agent")?;
+                Some(agent.0.root_id.clone())
+            }
+        };
+        // A name of a resident member of the tree, else the text is a Session id
+        // (a cold member is not running, so a name that finds no resident is a no-op).
+        let target_id = match (&tree, AgentRef::parse(target)) {
+            (_, AgentRef::Session(id)) => id,
+            (Some(root_id), _) => self.resident_by_name(root_id, target).unwrap_or_else(|| target.to_owned()),
+            (None, AgentRef::Lead) => {
+                return Err(crate::err!(
+                    InvalidArgument,
+                    "\"lead\" is a full name, which needs a tree: interrupt under {{kind: 'user', root}} or an ancestor"
+                ))
+            }
+            (None, _) => target.to_owned(),
+        };
+        let target = self.0.state.borrow().members.get(&target_id).cloned();
+        let Some(target) = target.filter(|t| t.phase() == Phase::Live) else {
+            return Ok(InterruptReceipt { signalled: false });
+        };
+        if let Some(root_id) = &tree {
+            if *root_id != target.root_id {
+                // Refused without naming the target: another tree's names are not the caller's to learn.
+                return Err(outside_tree(&target_id));
+            }
+        }
+        if let InterruptAuthority::Ancestor(agent) = authority {
             if agent.session_id() == target_id {
                 return Err(crate::err!(Unauthorized, "{:?} cannot interrupt itself", agent.name()));
             }
@@ -124,16 +230,21 @@ impl Runtime {
         let signal = {
             let mut st = target.state.borrow_mut();
             st.parked = true;
+            st.parked_in_log = false;
             match &target.kind {
                 Kind::External { signal, .. } => Some(signal.clone()),
                 _ => st.turn.as_ref().map(|t| t.signal.clone()),
             }
         };
-        if let Some(signal) = signal {
-            signal.abort();
-        }
+        let signalled = signal.is_some_and(|s| {
+            let fresh = !s.is_aborted();
+            s.abort();
+            fresh
+        });
+        // An idle member with nothing parked (held, or waiting on children) settles when it can.
+        self.kick(&target);
         self.tree_changed(&target.root_id);
-        Ok(())
+        Ok(InterruptReceipt { signalled })
     }
 
     /// The resident target in `root_id`'s tree, resuming it when cold.
@@ -168,7 +279,8 @@ impl Runtime {
                             .await?;
                     }
                 }
-                Phase::Gone => crate::exec::yield_now().await,
+                // Left residency after this lookup began: resume it afresh.
+                Phase::Gone => return self.resume(root_id, target_id, signal).await,
             }
         }
     }
@@ -181,6 +293,7 @@ impl Runtime {
         content: Value,
         scheduling: Scheduling,
         signal: &Signal,
+        answer: Option<&Answer>,
     ) -> Result<String> {
         signal.check()?;
         {
@@ -197,13 +310,22 @@ impl Runtime {
             }
             st.accepting += 1;
         }
+        let message = InboxMessage { id: self.new_id(IdKind::Message), source, content, scheduling };
+        // Registered before the write: the answering turn may end before this call returns.
+        if let Some(answer) = answer {
+            self.0.state.borrow_mut().answers.insert(message.id.clone(), (target.root_id.clone(), answer.0.clone()));
+        }
         let accepting = super::OnDrop::new(|| {
             target.state.borrow_mut().accepting -= 1;
+            self.0.state.borrow_mut().answers.remove(&message.id);
             self.kick(target);
+            self.tree_changed(&target.root_id);
         });
-        let message = InboxMessage { id: self.new_id(IdKind::Message), source, content, scheduling };
         let written = self.append(target, vec![(event::MESSAGE.to_owned(), message_payload(&message))]).await;
         accepting.disarm();
+        if written.is_err() {
+            self.0.state.borrow_mut().answers.remove(&message.id);
+        }
         let id = message.id.clone();
         let kind = match message.source {
             MessageSource::User => "user",
@@ -237,7 +359,7 @@ impl Runtime {
     pub(crate) async fn notify(&self, parent: &Rc<Member>, source: MessageSource, content: Value) {
         // A notice is runtime text, not a request: it queues for the creator's next turn.
         let signal = Signal::never();
-        let _ = self.accept(parent, source, content, Scheduling::Queue, &signal).await;
+        let _ = self.accept(parent, source, content, Scheduling::Queue, &signal, None).await;
     }
 
     /// Cold resume: rebuilds a member from its log under its tree root.
@@ -247,6 +369,28 @@ impl Runtime {
         let Some(index) = rows.iter().position(|r| r.id() == target_id) else {
             return Err(outside_tree(target_id));
         };
+        let member = self.resume_row(root_id, &rows, index, signal).await?;
+        // With nothing pending (or only parked input), the caller's message is what wakes it.
+        let runnable = {
+            let st = member.state.borrow();
+            !st.inbox.is_empty() && !st.parked
+        };
+        if runnable {
+            self.kick(&member);
+        }
+        Ok(member)
+    }
+
+    /// Makes the member of `rows[index]` resident from its log (its creators
+    /// may stay cold), or returns the residency a concurrent resume made.
+    pub(crate) async fn resume_row(
+        &self,
+        root_id: &str,
+        rows: &[Row],
+        index: usize,
+        signal: &Signal,
+    ) -> Result<Rc<Member>> {
+        let target_id = rows[index].id();
         let row = match &rows[index] {
             Row::Child(child) => child.clone(),
             Row::Diagnostic(d) => {
@@ -274,33 +418,43 @@ impl Runtime {
             }
         }
         // Admission for the resume, synchronously; a concurrent resume wins or we do.
-        let claimed = {
+        let in_flight = {
             let mut st = self.0.state.borrow_mut();
             if let Some(existing) = st.members.get(target_id) {
                 return Ok(existing.clone());
             }
-            let tree =
-                st.trees.get_mut(root_id).ok_or_else(|| crate::err!(ParentUnavailable, "the tree root is not open"))?;
-            if tree.draining {
-                return Err(crate::err!(Draining, "this tree is draining and resumes no members"));
+            match st.materializing.released(target_id) {
+                Some(released) => Some(released),
+                None => {
+                    let tree = st
+                        .trees
+                        .get_mut(root_id)
+                        .ok_or_else(|| crate::err!(ParentUnavailable, "the tree root is not open"))?;
+                    if tree.draining {
+                        return Err(crate::err!(Draining, "this tree is draining and resumes no members"));
+                    }
+                    if tree.live + tree.reserved >= self.0.options.capacity {
+                        return Err(crate::err!(
+                            ActivationLimitReached,
+                            "cannot resume {:?}: this tree already has {} live children, its capacity",
+                            row.path.as_deref().unwrap_or(target_id),
+                            self.0.options.capacity
+                        ));
+                    }
+                    tree.reserved += 1;
+                    st.materializing.insert(target_id.to_owned());
+                    None
+                }
             }
-            if tree.live + tree.reserved >= self.0.options.capacity {
-                return Err(crate::err!(
-                    ActivationLimitReached,
-                    "cannot resume {:?}: this tree already has {} live children, its capacity",
-                    row.path.as_deref().unwrap_or(target_id),
-                    self.0.options.capacity
-                ));
-            }
-            let claimed = st.materializing.insert(target_id.to_owned());
-            if let (true, Some(tree)) = (claimed, st.trees.get_mut(root_id)) {
-                tree.reserved += 1;
-            }
-            claimed
         };
-        if !claimed {
-            // Someone else is resuming it: wait for them.
-            crate::exec::yield_now().await;
+        if let Some(released) = in_flight {
+            // Someone else is resuming (or creating) it: wait for that claim to end, then look again.
+            signal
+                .guard(async {
+                    released.wait().await;
+                    Ok(())
+                })
+                .await?;
             return Box::pin(self.target_for(root_id, target_id, signal)).await;
         }
         let release = |live: bool| {
@@ -319,16 +473,15 @@ impl Runtime {
         });
         let loaded = self.load_log(target_id).await;
         claim.disarm();
-        let resumed = loaded.and_then(|log| self.materialize(root_id, &rows, index, &row, log));
+        let resumed = loaded.and_then(|log| self.materialize(root_id, rows, index, &row, log));
         release(resumed.is_ok());
         // A drain waiting for this resume's reserved slot must look again.
         self.tree_changed(root_id);
-        let member = resumed?;
-        self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::Continuable)));
-        // With nothing pending, the caller's message is what wakes it.
-        if !member.state.borrow().inbox.is_empty() {
-            self.kick(&member);
+        let (member, lost) = resumed?;
+        if let Some(lost) = lost {
+            self.record_lost_turn(&member, lost).await;
         }
+        self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::Continuable)));
         Ok(member)
     }
 
@@ -347,7 +500,7 @@ impl Runtime {
         index: usize,
         row: &crate::listing::ChildRow,
         log: super::LoadedLog,
-    ) -> Result<Rc<Member>> {
+    ) -> Result<(Rc<Member>, Option<Vec<String>>)> {
         // Creation ancestry and the creator's name, from the listing rows above this one.
         let mut ancestors = Vec::new();
         let mut parent = row.parent_id.clone();
@@ -401,15 +554,32 @@ impl Runtime {
             // A later cold resume does not inherit the output schema.
             state: member::new_state(None),
         });
-        member.state.borrow_mut().inbox.extend(log.pending);
-        member.state.borrow_mut().turns = 1;
+        let parked = log.parked;
+        let lost = self.adopt_log(&member, log.pending, log.lost_turn);
+        {
+            let mut st = member.state.borrow_mut();
+            st.turns = 1;
+            st.parked = parked && !st.inbox.is_empty();
+            st.parked_in_log = st.parked;
+        }
         let mut st = self.0.state.borrow_mut();
         if let Some(parent) = st.members.get(&row.parent_id).filter(|p| p.phase() == Phase::Live) {
             parent.state.borrow_mut().live_children += 1;
             member.parent_link.replace(Some(Rc::downgrade(parent)));
         }
+        // Children resumed while this member was cold are its own again: it
+        // cannot settle before them, and their notices reach it (child-first).
+        for child in st.members.values() {
+            let orphan = child.parent_id.as_deref() == Some(row.id.as_str())
+                && child.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade).is_none()
+                && child.phase() != Phase::Gone;
+            if orphan {
+                child.parent_link.replace(Some(Rc::downgrade(&member)));
+                member.state.borrow_mut().live_children += 1;
+            }
+        }
         st.members.insert(row.id.clone(), member.clone());
-        Ok(member)
+        Ok((member, lost))
     }
 }
 
@@ -502,4 +672,59 @@ pub(crate) fn pending_messages(events: &[SessionEvent]) -> Vec<InboxMessage> {
         .filter_map(|e| decode_message(&e.payload))
         .filter(|m| !consumed.contains(m.id.as_str()))
         .collect()
+}
+
+/// Where the result of the turn that answers a message goes.
+pub(crate) struct Answer(pub(crate) Deferred<Result<SubagentResult>>);
+
+impl Answer {
+    fn new() -> Answer {
+        Answer(Deferred::new())
+    }
+
+    fn wait(&self) -> impl std::future::Future<Output = Result<SubagentResult>> + 'static {
+        self.0.wait()
+    }
+}
+
+/// What an interrupt did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InterruptReceipt {
+    /// A running turn (or external run) was signalled to stop by this call.
+    pub signalled: bool,
+}
+
+/// A host's hold on a reopened member: while it lives, the member stays
+/// resident even when idle. Dropping it (or [`Held::release`]) lets the member
+/// settle as usual.
+pub struct Held {
+    runtime: Runtime,
+    member: Rc<Member>,
+    released: Cell<bool>,
+}
+
+impl Held {
+    /// The member's live handle (dead once the member leaves residency).
+    pub fn agent(&self) -> Agent {
+        Agent(self.member.clone())
+    }
+
+    /// Ends the hold; idempotent.
+    pub fn release(&self) {
+        if self.released.replace(true) {
+            return;
+        }
+        {
+            let mut st = self.member.state.borrow_mut();
+            st.holds = st.holds.saturating_sub(1);
+        }
+        self.runtime.kick(&self.member);
+        self.runtime.tree_changed(&self.member.root_id);
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.release();
+    }
 }

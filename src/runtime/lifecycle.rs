@@ -58,8 +58,9 @@ impl Runtime {
                     first,
                     agent: Agent(member.clone()),
                     context: crate::text::identity_context(&member.full_name, member.parent_name.as_deref()),
-                    guidance: match (&member.parent_name, first) {
-                        (Some(parent), true) => Some(crate::text::return_guidance(parent)),
+                    // Only a parent-delivery child's report goes to its creator by itself.
+                    guidance: match (&member.parent_name, first, member.delivery()) {
+                        (Some(parent), true, super::Delivery::Parent) => Some(crate::text::return_guidance(parent)),
                         _ => None,
                     },
                 };
@@ -78,6 +79,12 @@ impl Runtime {
         signal: Signal,
         schema: Option<Rc<crate::schema::OutputSchema>>,
     ) {
+        // The turn's start is on record before the host sees it, so a host that
+        // dies mid-turn leaves a start with no end, which the next open reports.
+        // Best effort: a store that refuses it does not stop the turn.
+        let ids: Vec<Value> = turn.input.iter().map(|m| Value::from(m.id.as_str())).collect();
+        let start = Value::object([("input", Some(Value::Array(ids)))]);
+        let _ = self.append(&member, vec![(event::TURN_START.to_owned(), start)]).await;
         let outcome = if signal.is_aborted() {
             // Stopped before the host was handed the turn: its input was never
             // delivered, so it goes back to the inbox, pending (and durable as such).
@@ -107,6 +114,10 @@ impl Runtime {
             st.last = Some(recorded.map(|_| result));
             st.turn.take().map(|t| t.done)
         };
+        let last = member.state.borrow().last.clone();
+        if let Some(last) = last {
+            self.answer(&consumed, &last);
+        }
         if let Some(done) = done {
             done.set(());
         }
@@ -115,17 +126,32 @@ impl Runtime {
         self.kick(&member);
     }
 
-    /// Settles a live, idle child with no pending input and no live children.
+    /// Hands each message's waiting host the result of the turn that consumed it.
+    fn answer(&self, consumed: &[String], result: &Result<SubagentResult>) {
+        let waiting: Vec<_> = {
+            let mut st = self.0.state.borrow_mut();
+            consumed.iter().filter_map(|id| st.answers.remove(id)).collect()
+        };
+        for (_, answer) in waiting {
+            answer.set(result.clone());
+        }
+    }
+
+    /// Settles a live, idle child with nothing pending and no owned children
+    /// (child-first): no live child, no child start in flight, no host hold.
+    /// An interrupted member with nothing parked settles here too (`aborted`,
+    /// its last turn's stop reason); one with parked input stays resident.
     pub(crate) fn maybe_settle(&self, member: &Rc<Member>) {
         let idle = {
             let st = member.state.borrow();
             st.phase == Phase::Live
                 && st.turn.is_none()
-                && !st.parked
                 && st.accepting == 0
-                && (st.inbox.is_empty() || st.input_closed)
+                && st.holds == 0
+                && (st.inbox.is_empty() || st.input_closed || (st.parked && st.parked_in_log))
                 && st.live_children == 0
         };
+        let idle = idle && self.0.state.borrow().reservations.get(&member.id).is_none_or(Vec::is_empty);
         if idle && matches!(member.kind, Kind::Local) {
             self.close(member, false);
         }
@@ -162,11 +188,11 @@ impl Runtime {
         let released = match &member.kind {
             Kind::External { run, result, .. } => {
                 let released = run.dispose().await;
-                // After quiescence the run's result has usually arrived; let the watcher record it.
-                crate::exec::yield_now().await;
-                if let Some(r) = result.get() {
-                    member.state.borrow_mut().last.get_or_insert(r);
-                }
+                // Disposal reaches the run's quiescence, and a quiescent run has
+                // a result (the seeds' `SubagentRun` contract): wait for it, so a
+                // result that lands after `dispose` settled is still the result.
+                let r = result.wait().await;
+                member.state.borrow_mut().last.get_or_insert(r);
                 released
             }
             _ => self.0.host.release(&member.id).await,
@@ -184,6 +210,8 @@ impl Runtime {
         if let (Some(parent), Ok(r), super::Delivery::Parent, false) =
             (&creator, &result, settlement.delivery, draining)
         {
+            let follow_up =
+                if member.is_external() { crate::text::FollowUp::External } else { crate::text::FollowUp::Continuable };
             let source = MessageSource::SubagentSettled {
                 sender_session_id: member.id.clone(),
                 sender_name: member.full_name.clone(),
@@ -192,7 +220,7 @@ impl Runtime {
                 structured: r.structured.clone(),
                 diagnostic: r.diagnostic.clone(),
             };
-            let content = Value::Array(vec![text_block(&crate::text::settled_notice(&member.full_name, r))]);
+            let content = Value::Array(vec![text_block(&crate::text::settled_notice(&member.full_name, r, follow_up))]);
             self.notify(parent, source, content).await;
         }
         let parent = self.leave(&member);
@@ -326,6 +354,39 @@ impl Runtime {
         }
     }
 
+    /// Waits until the whole tree is quiet: no turn running (the root's
+    /// included), no input that would start one, no start, resume, teardown,
+    /// acceptance or open-time recovery in flight. Idle members with parked
+    /// input are quiet. A closed tree is quiet.
+    pub async fn wait_for_quiescence(&self, root: &Agent, signal: &Signal) -> Result<()> {
+        self.require_root(root)?;
+        let root_id = root.session_id();
+        loop {
+            signal.check()?;
+            let changed = {
+                let st = self.0.state.borrow();
+                let Some(tree) = st.trees.get(root_id) else { return Ok(()) };
+                let quiet = tree.reserved == 0
+                    && !tree.recovering
+                    && st
+                        .members
+                        .values()
+                        .filter(|m| m.root_id == root_id)
+                        .all(|m| !m.is_busy() && m.state.borrow().accepting == 0);
+                if quiet {
+                    return Ok(());
+                }
+                tree.changed.clone()
+            };
+            signal
+                .guard(async {
+                    changed.wait().await;
+                    Ok(())
+                })
+                .await?;
+        }
+    }
+
     /// Waits while members of the root's tree work (turns, runs, startups,
     /// teardown). Idle members with parked input do not count. Returns whether
     /// any work was joined; a non-root returns `false` at once.
@@ -392,7 +453,7 @@ fn capture(
 }
 
 /// `subagent/turn`: a member's turn started (no stop reason) or ended.
-fn turn_event(member: &Member, stop_reason: Option<String>) -> RuntimeEvent {
+pub(crate) fn turn_event(member: &Member, stop_reason: Option<String>) -> RuntimeEvent {
     RuntimeEvent::Turn {
         root_id: member.root_id.clone(),
         session_id: member.id.clone(),
@@ -401,7 +462,7 @@ fn turn_event(member: &Member, stop_reason: Option<String>) -> RuntimeEvent {
     }
 }
 
-fn turn_end_payload(r: &SubagentResult, consumed: &[String]) -> Value {
+pub(crate) fn turn_end_payload(r: &SubagentResult, consumed: &[String]) -> Value {
     Value::object([
         ("stopReason", Some(Value::from(r.stop_reason.as_str()))),
         ("output", Some(r.output.clone())),

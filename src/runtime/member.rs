@@ -116,6 +116,9 @@ pub(crate) struct MemberState {
     pub turn: Option<TurnSlot>,
     /// Set by interrupt: pending input waits for a waking send.
     pub parked: bool,
+    /// The parked input came from the log (a cold member), not a live
+    /// interrupt: it is durable there, so the member may settle around it.
+    pub parked_in_log: bool,
     /// Set once a structured result is captured.
     pub input_closed: bool,
     pub output_schema: Option<Rc<OutputSchema>>,
@@ -125,6 +128,8 @@ pub(crate) struct MemberState {
     pub live_children: usize,
     /// Messages whose durable acceptance is in flight (the member must not settle).
     pub accepting: usize,
+    /// Host holds from `reopen`: a held member stays resident while idle.
+    pub holds: usize,
 }
 
 /// A member resident in this runtime: the root or a live child.
@@ -166,6 +171,11 @@ impl Member {
         matches!(self.kind, Kind::External { .. })
     }
 
+    /// Who this member's result goes to (the root has no creator: `Caller`).
+    pub fn delivery(&self) -> Delivery {
+        self.settlement.as_ref().map_or(Delivery::Caller, |s| s.delivery)
+    }
+
     pub fn phase(&self) -> Phase {
         self.state.borrow().phase
     }
@@ -189,12 +199,14 @@ pub(crate) fn new_state(output_schema: Option<Rc<OutputSchema>>) -> RefCell<Memb
         inbox: VecDeque::new(),
         turn: None,
         parked: false,
+        parked_in_log: false,
         input_closed: false,
         output_schema,
         last: None,
         turns: 0,
         live_children: 0,
         accepting: 0,
+        holds: 0,
     })
 }
 

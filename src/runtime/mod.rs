@@ -16,8 +16,10 @@
 mod deliver;
 mod lifecycle;
 mod member;
+mod recovery;
 mod start;
 
+pub use deliver::{Held, InterruptReceipt};
 pub use member::{Agent, Delivery, InboxMessage, MessageSource, Scheduling, SteerInbox};
 pub use start::{Activation, ActivationSpec};
 
@@ -46,12 +48,38 @@ pub struct RuntimeOptions {
     pub default_cwd: String,
     /// Register the built-in `spawn` and `fork` providers.
     pub builtin_providers: bool,
+    /// What opening a root does about work a stopped host left behind.
+    pub recovery: Recovery,
 }
 
 impl Default for RuntimeOptions {
     fn default() -> Self {
-        RuntimeOptions { max_depth: 1, capacity: 8, default_cwd: "/".into(), builtin_providers: true }
+        RuntimeOptions {
+            max_depth: 1,
+            capacity: 8,
+            default_cwd: "/".into(),
+            builtin_providers: true,
+            recovery: Recovery::Report,
+        }
     }
+}
+
+/// Crash recovery: what happens to a turn that started and never ended (the
+/// host stopped mid-turn), and to input no turn consumed, when a tree reopens.
+/// A lost turn is always recorded as ended (`error`, with a diagnostic) when
+/// its member becomes resident again; nothing accepted is dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Recovery {
+    /// Opening a root resumes every member with a lost turn or pending input;
+    /// a lost turn's input counts as answered (by the failure), so a member
+    /// with nothing else pending settles and its creator is told.
+    #[default]
+    Report,
+    /// As `Report`, but a lost turn's input stays pending and runs again (the
+    /// root's too).
+    Rerun,
+    /// Opening a root reads no member log; members recover when next resumed.
+    Off,
 }
 
 /// Lifecycle events, scoped to a tree root.
@@ -61,8 +89,8 @@ pub enum RuntimeEvent {
     Start(RunInfo),
     /// `subagent/end`: a published child settled.
     End(RunEndInfo),
-    /// `subagent/provider-added`.
-    ProviderAdded(String),
+    /// `subagent/provider-added`: the registered provider itself (seed 000).
+    ProviderAdded(ProviderRef),
     /// `subagent/provider-removed`.
     ProviderRemoved(String),
     /// A catalog fact committed (for views that follow the tree live).
@@ -71,6 +99,28 @@ pub enum RuntimeEvent {
     Message { root_id: String, session_id: String, name: String, message_id: String, kind: &'static str },
     /// A member's turn started (`stop_reason` is `None`) or ended.
     Turn { root_id: String, session_id: String, name: String, stop_reason: Option<String> },
+}
+
+/// A registered provider in an event; equal only to the same registration.
+#[derive(Clone)]
+pub struct ProviderRef(pub Rc<dyn Provider>);
+
+impl ProviderRef {
+    pub fn name(&self) -> String {
+        self.0.name()
+    }
+}
+
+impl PartialEq for ProviderRef {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for ProviderRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Provider({:?})", self.0.name())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -104,6 +154,8 @@ pub(crate) struct Tree {
     pub live: usize,
     /// Admitted starts and resumes not yet resident.
     pub reserved: usize,
+    /// The open-time crash recovery is still reading or resuming members.
+    pub recovering: bool,
     /// Fired (and replaced) whenever tree work changes.
     pub changed: Deferred<()>,
 }
@@ -115,7 +167,40 @@ pub(crate) struct State {
     /// Names reserved by starts in flight, per parent.
     pub reservations: HashMap<String, Vec<String>>,
     /// Sessions being created or resumed (guards duplicate ids and double resume).
-    pub materializing: HashSet<String>,
+    pub materializing: Claims,
+    /// Host waits for the turn that consumes a message: message id -> (root, answer).
+    pub answers: HashMap<String, (String, Deferred<Result<crate::SubagentResult>>)>,
+}
+
+/// Claimed Session ids, each with the condition a second claimant waits on.
+#[derive(Default)]
+pub(crate) struct Claims(HashMap<String, Deferred<()>>);
+
+impl Claims {
+    /// Claims `id`; `false` when it is already claimed.
+    pub fn insert(&mut self, id: String) -> bool {
+        if self.0.contains_key(&id) {
+            return false;
+        }
+        self.0.insert(id, Deferred::new());
+        true
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.0.contains_key(id)
+    }
+
+    /// Ends the claim and wakes whoever waits on it.
+    pub fn remove(&mut self, id: &str) {
+        if let Some(done) = self.0.remove(id) {
+            done.set(());
+        }
+    }
+
+    /// Fires when the current claim on `id` ends.
+    pub fn released(&self, id: &str) -> Option<Deferred<()>> {
+        self.0.get(id).cloned()
+    }
 }
 
 pub(crate) struct Inner {
@@ -163,8 +248,10 @@ pub struct LiveRow {
 
 /// The authority an interrupt is admitted under.
 pub enum InterruptAuthority<'a> {
-    /// A trusted host operation.
+    /// A trusted host operation, by Session id.
     User,
+    /// A trusted host operation within this root's tree (full names resolve there).
+    Tree(&'a Agent),
     /// An exact live agent in the target's creation ancestry.
     Ancestor(&'a Agent),
 }
@@ -241,8 +328,8 @@ impl Runtime {
             return Err(crate::err!(DuplicateProvider, "a provider named {name:?} is already registered"));
         }
         let token = self.token();
-        self.0.providers.borrow_mut().push((token, provider));
-        self.emit(RuntimeEvent::ProviderAdded(name));
+        self.0.providers.borrow_mut().push((token, provider.clone()));
+        self.emit(RuntimeEvent::ProviderAdded(ProviderRef(provider)));
         Ok(token)
     }
 
@@ -378,11 +465,13 @@ impl Runtime {
         });
         // Input accepted before a restart and never consumed is still the root's:
         // it waits, parked as after an interrupt, and the next message to the
-        // root delivers it first. Opening a root never runs a turn by itself.
+        // root delivers it first. Opening a root runs no turn by itself, unless
+        // the host asked for lost turns to run again.
+        let rerun = self.0.options.recovery == Recovery::Rerun;
+        let lost = self.adopt_log(&member, log.pending, log.lost_turn);
         {
             let mut st = member.state.borrow_mut();
-            st.parked = !log.pending.is_empty();
-            st.inbox.extend(log.pending);
+            st.parked = !rerun && !st.inbox.is_empty();
         }
         {
             let mut st = self.0.state.borrow_mut();
@@ -390,8 +479,13 @@ impl Runtime {
                 return Err(crate::err!(DuplicateChild, "session {id:?} is already open in this runtime"));
             }
             st.members.insert(id.clone(), member.clone());
-            st.trees.insert(id, Tree::default());
+            st.trees.insert(id.clone(), Tree::default());
         }
+        if let Some(lost) = lost {
+            self.record_lost_turn(&member, lost).await;
+        }
+        self.recover_tree(&id);
+        self.kick(&member);
         Ok(Agent(member))
     }
 
@@ -405,6 +499,19 @@ impl Runtime {
         }
         self.0.state.borrow_mut().members.remove(root.session_id());
         root.0.state.borrow_mut().phase = Phase::Gone;
+        // Answers nobody can give now: their messages stay pending in the logs.
+        let orphaned: Vec<Deferred<Result<crate::SubagentResult>>> = {
+            let mut st = self.0.state.borrow_mut();
+            let ids: Vec<String> =
+                st.answers.iter().filter(|(_, (r, _))| r == root.session_id()).map(|(id, _)| id.clone()).collect();
+            ids.iter().filter_map(|id| st.answers.remove(id)).map(|(_, d)| d).collect()
+        };
+        for answer in orphaned {
+            answer.set(Err(crate::err!(
+                ActivationClosing,
+                "the tree closed before the message was answered; it stays pending in its log"
+            )));
+        }
         drained
     }
 
@@ -476,7 +583,9 @@ impl Runtime {
         SteerInbox(Rc::downgrade(&agent.0), turn_id).take()
     }
 
-    /// The live handle of a resident member (for hosts; grants what the handle grants).
+    /// The live handle of a resident member, for trusted native code (tests,
+    /// the simulation). The JS bridge does not expose it: there, handles come
+    /// only from `openRoot`, `startActivation` and `reopen` under the root.
     pub fn agent(&self, session_id: &str) -> Option<Agent> {
         self.0
             .state
@@ -485,6 +594,12 @@ impl Runtime {
             .get(session_id)
             .filter(|m| m.phase() == Phase::Live && !m.is_external())
             .map(|m| Agent(m.clone()))
+    }
+
+    /// Whether a member is resident now (information, not authority: handles
+    /// come from `open_root`, `start_activation` and `reopen`).
+    pub fn is_resident(&self, session_id: &str) -> bool {
+        self.0.state.borrow().members.get(session_id).is_some_and(|m| m.phase() == Phase::Live)
     }
 
     /// Resolves `lead`, a full name or a Session id within the caller's tree.
@@ -624,6 +739,11 @@ pub(crate) struct LoadedLog {
     pub start: Option<Value>,
     /// Accepted messages no recorded turn consumed: the member still owns them.
     pub pending: Vec<InboxMessage>,
+    /// A turn that started and never ended: the ids of its input.
+    pub lost_turn: Option<Vec<String>>,
+    /// The last recorded turn was stopped (`aborted`): pending input is parked
+    /// until a waking send, as the interrupt left it.
+    pub parked: bool,
 }
 
 impl LoadedLog {
@@ -655,6 +775,34 @@ impl LoadedLog {
             cwd,
             start,
             pending: deliver::pending_messages(events),
+            lost_turn: lost_turn(events, inherited),
+            parked: parked(events, inherited),
         })
     }
+}
+
+/// The input ids of the last own turn that started and never ended.
+pub(crate) fn lost_turn(events: &[SessionEvent], inherited: u64) -> Option<Vec<String>> {
+    let last = events
+        .iter()
+        .rev()
+        .take_while(|e| e.seq >= inherited)
+        .find(|e| e.kind == event::TURN_START || e.kind == event::TURN_END)?;
+    (last.kind == event::TURN_START).then(|| {
+        let ids = last.payload.get("input").and_then(Value::as_array).unwrap_or_default();
+        ids.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+    })
+}
+
+/// Whether the last own turn ended `aborted` (an interrupt, disposal or drain).
+pub(crate) fn parked(events: &[SessionEvent], inherited: u64) -> bool {
+    let last = events
+        .iter()
+        .rev()
+        .take_while(|e| e.seq >= inherited)
+        .find(|e| e.kind == event::TURN_START || e.kind == event::TURN_END);
+    last.is_some_and(|e| {
+        e.kind == event::TURN_END
+            && e.payload.get("stopReason").and_then(Value::as_str) == Some(crate::result::stop::ABORTED)
+    })
 }

@@ -162,6 +162,7 @@ impl Runtime {
         let pending = super::OnDrop::new(|| {
             self.release_admission(&admission, None);
             self.tree_changed(&admission.parent.root_id);
+            self.kick(&admission.parent);
         });
         let started = if admission.child_id.is_some() {
             self.start_local(&spec, &admission).await
@@ -173,6 +174,8 @@ impl Runtime {
             self.release_admission(&admission, None);
         }
         self.tree_changed(&admission.parent.root_id);
+        // A parent whose only owned work was this start may settle now.
+        self.kick(&admission.parent);
         started
     }
 
@@ -217,10 +220,12 @@ impl Runtime {
             crate::err!(InvalidArgument, "prompt must be a string or an array of content blocks with a type")
         })?;
         let parent = spec.parent.0.clone();
+        // A dead, forged or foreign handle carries no authority (PARENT_UNAVAILABLE is
+        // a child's word for a creator that is not live, not an answer to a bad handle).
         if self.require_live(&spec.parent, "parent").is_err() || parent.is_external() {
             return Err(crate::err!(
-                ParentUnavailable,
-                "the parent {} is not a live member of this runtime",
+                Unauthorized,
+                "the parent handle for {} is not a live member of this runtime; reopen the member under its root for a live handle",
                 name::quote_truncated(&parent.full_name, 80)
             ));
         }
@@ -252,7 +257,8 @@ impl Runtime {
         if tree.draining {
             return Err(crate::err!(Draining, "this tree is draining and admits no new children"));
         }
-        let reserved = st.reservations.entry(parent.id.clone()).or_default();
+        let no_reservations = Vec::new();
+        let reserved = st.reservations.get(&parent.id).unwrap_or(&no_reservations);
         let committed = parent.child_names.borrow();
         let name = match requested_name {
             Some(name) => {
@@ -287,8 +293,10 @@ impl Runtime {
         } else {
             None
         };
-        reserved.push(name.as_str().to_owned());
-        tree.reserved += 1;
+        st.reservations.entry(parent.id.clone()).or_default().push(name.as_str().to_owned());
+        if let Some(tree) = st.trees.get_mut(&parent.root_id) {
+            tree.reserved += 1;
+        }
         Ok(Admission {
             cwd: crate::path::resolve(&parent.cwd, spec.cwd.as_deref()),
             provider,

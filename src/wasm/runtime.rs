@@ -12,10 +12,11 @@ use super::signal::Link;
 use super::store::JsStore;
 use crate::error::{ErrorCode, Result, SubagentError};
 use crate::json::Value;
+use crate::ports::Provider;
 use crate::result::SubagentResult;
 use crate::runtime::{
-    ActivationSpec, Agent, Delivery, InboxMessage, InterruptAuthority, LiveRow, MessageSource, Runtime, RuntimeEvent,
-    RuntimeOptions, Scheduling, WeakRuntime,
+    ActivationSpec, Agent, Delivery, Held, InboxMessage, InterruptAuthority, LiveRow, MessageSource, Recovery, Runtime,
+    RuntimeEvent, RuntimeOptions, Scheduling, WeakRuntime,
 };
 use js_sys::{Array, Function, Object, Promise};
 use std::cell::{Cell, RefCell};
@@ -69,6 +70,9 @@ thread_local! {
     static RUNTIMES: RefCell<HashMap<u32, WeakRuntime>> = RefCell::new(HashMap::new());
     static NEXT_RUNTIME: Cell<u32> = const { Cell::new(1) };
     static DISPATCHER: Cell<bool> = const { Cell::new(false) };
+    /// Host holds from `reopen`, until their `release()`: (runtime, token) -> hold.
+    static HOLDS: RefCell<HashMap<(u32, u64), Held>> = RefCell::new(HashMap::new());
+    static NEXT_HOLD: Cell<u64> = const { Cell::new(1) };
 }
 
 fn runtime_by_id(id: u32) -> Result<Runtime> {
@@ -119,6 +123,11 @@ fn dispatch(op: &str, args: &Array) -> Result<JsValue> {
         }
         "unregister" => {
             rt.unregister_provider(arg(1).as_f64().unwrap_or(0.0) as u64);
+            Ok(JsValue::UNDEFINED)
+        }
+        "release" => {
+            let token = arg(1).as_f64().unwrap_or(0.0) as u64;
+            HOLDS.with(|h| h.borrow_mut().remove(&(rt_id, token)));
             Ok(JsValue::UNDEFINED)
         }
         "removeFlush" => {
@@ -274,7 +283,7 @@ fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
             }
             ("subagent/turn", obj.into())
         }
-        RuntimeEvent::ProviderAdded(name) => ("subagent/provider-added", JsValue::from_str(name)),
+        RuntimeEvent::ProviderAdded(provider) => ("subagent/provider-added", provider_to_js(&provider.0)),
         RuntimeEvent::ProviderRemoved(name) => ("subagent/provider-removed", JsValue::from_str(name)),
     }
 }
@@ -288,6 +297,25 @@ const EVENT_TYPES: &[&str] = &[
     "subagent/provider-added",
     "subagent/provider-removed",
 ];
+
+/// A provider as JS sees it: the registered object, or a frozen description of a built-in one.
+fn provider_to_js(provider: &Rc<dyn Provider>) -> JsValue {
+    if let Some(obj) = provider.host_object().and_then(|h| h.downcast_ref::<JsValue>().cloned()) {
+        return obj;
+    }
+    let caps = provider.capabilities();
+    let c = Object::new();
+    set(&c, "agentOptions", &caps.agent_options.into());
+    set(&c, "agentPreset", &caps.agent_preset.into());
+    set(&c, "outputSchema", &caps.output_schema.into());
+    set(&c, "depthLimit", &caps.depth_limit.into());
+    let obj = Object::new();
+    set(&obj, "name", &JsValue::from_str(&provider.name()));
+    set(&obj, "capabilities", &Object::freeze(&c));
+    set(&obj, "inheritsParentContext", &provider.inherits_parent_context().into());
+    set(&obj, "builtin", &JsValue::TRUE);
+    Object::freeze(&obj).into()
+}
 
 /// `signal` given either as an AbortSignal or as `{ signal }`.
 fn link_signal_or_options(value: Option<JsValue>, what: &str) -> Result<Link> {
@@ -462,6 +490,17 @@ impl JsRuntime {
             capacity: number("capacity", 8, 0)? as usize,
             default_cwd: opt_string(options, "defaultCwd", what)?.unwrap_or_else(|| "/".into()),
             builtin_providers: builtin.is_undefined() || builtin.is_truthy(),
+            recovery: match opt_string(options, "recovery", what)?.as_deref() {
+                None | Some("report") => Recovery::Report,
+                Some("rerun") => Recovery::Rerun,
+                Some("off") => Recovery::Off,
+                Some(other) => {
+                    return Err(invalid(format!(
+                        "options.recovery must be \"report\", \"rerun\" or \"off\", not {}",
+                        crate::name::quote_truncated(other, 80)
+                    )))
+                }
+            },
         };
         let rt = Runtime::new(
             store.clone(),
@@ -561,7 +600,7 @@ impl JsRuntime {
         let provider = string_arg(&get(spec, "provider", what)?, "spec.provider")?;
         let label = string_arg(&get(spec, "label", what)?, "spec.label")?;
         let parent_js = get(spec, "parent", what)?;
-        let parent = agent_from_js(&self.rt, self.id, &parent_js, "parent", ErrorCode::ParentUnavailable)?;
+        let parent = self.agent(&parent_js, "parent")?;
         let prompt = content_arg(&get(spec, "prompt", what)?, "spec.prompt")?;
         let delivery = match opt_string(spec, "delivery", what)?.as_deref() {
             None | Some("parent") => Delivery::Parent,
@@ -627,40 +666,17 @@ impl JsRuntime {
         })
     }
 
-    /// A user-authored message to the root or a continuable member of its tree.
+    /// A user-authored message to the root or a continuable member of its
+    /// tree; `target` is `lead`, a full name or a Session id.
     #[wasm_bindgen(unchecked_return_type = "Promise<string>")]
     pub fn prompt(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
-        #[wasm_bindgen(js_name = targetId, unchecked_param_type = "string")] target_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] target: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string | ContentBlock[]")] content: JsValue,
         #[wasm_bindgen(unchecked_param_type = "PromptOptions")] options: Option<JsValue>,
     ) -> Promise {
-        let parsed = (|| -> Result<_> {
-            let root = self.agent(&root, "root")?;
-            let target = id_arg(&target_id, "targetId")?;
-            let content = content_arg(&content, "content")?;
-            let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
-            let scheduling = match options
-                .as_ref()
-                .map(|o| opt_string(o, "delivery", "options"))
-                .transpose()?
-                .flatten()
-                .as_deref()
-            {
-                None | Some("queue") => Scheduling::Queue,
-                Some("steer") => Scheduling::Steer,
-                Some(other) => {
-                    return Err(invalid(format!(
-                        "options.delivery must be \"queue\" or \"steer\", not {}",
-                        crate::name::quote_truncated(other, 80)
-                    )))
-                }
-            };
-            let link = Link::from_options(options.as_ref(), "options", true)?;
-            Ok((root, target, content, scheduling, link))
-        })();
-        let (root, target, content, scheduling, link) = match parsed {
+        let (root, target, content, scheduling, link) = match self.prompt_args(&root, &target, &content, options) {
             Ok(p) => p,
             Err(e) => return reject(e),
         };
@@ -671,22 +687,143 @@ impl JsRuntime {
         })
     }
 
-    /// Interrupts one member under `{kind:'user'}` or `{kind:'ancestor', agent}`. Fire-and-return.
+    /// `prompt`, resolving once the message is accepted with its id and the
+    /// promise of the result of the turn that answers it.
+    #[wasm_bindgen(unchecked_return_type = "Promise<AskReceipt>")]
+    pub fn ask(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] target: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | ContentBlock[]")] content: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "PromptOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        let (root, target, content, scheduling, link) = match self.prompt_args(&root, &target, &content, options) {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move {
+            let (id, answer) =
+                rt.ask(&root, &target, content, scheduling, link.signal()).await.map_err(|e| link.error(e))?;
+            let answer =
+                quiet(&future_to_promise(async move { answer.await.map(|r| result_to_js(&r)).map_err(to_js) }));
+            let obj = Object::new();
+            set(&obj, "messageId", &JsValue::from_str(&id));
+            set(&obj, "answer", &answer);
+            Ok(Object::freeze(&obj).into())
+        })
+    }
+
+    fn prompt_args(
+        &self,
+        root: &JsValue,
+        target: &JsValue,
+        content: &JsValue,
+        options: Option<JsValue>,
+    ) -> Result<(Agent, String, Value, Scheduling, Link)> {
+        let root = self.agent(root, "root")?;
+        let target = id_arg(target, "target")?;
+        let content = content_arg(content, "content")?;
+        let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
+        let scheduling =
+            match options.as_ref().map(|o| opt_string(o, "delivery", "options")).transpose()?.flatten().as_deref() {
+                None | Some("queue") => Scheduling::Queue,
+                Some("steer") => Scheduling::Steer,
+                Some(other) => {
+                    return Err(invalid(format!(
+                        "options.delivery must be \"queue\" or \"steer\", not {}",
+                        crate::name::quote_truncated(other, 80)
+                    )))
+                }
+            };
+        let link = Link::from_options(options.as_ref(), "options", true)?;
+        Ok((root, target, content, scheduling, link))
+    }
+
+    /// The live handle of any continuable member of the root's tree (a cold
+    /// one is resumed without a message), held resident until `release()`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<HeldMember>")]
+    pub fn reopen(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] target: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "AbortSignal | CallOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        let parsed = (|| -> Result<_> {
+            Ok((self.agent(&root, "root")?, id_arg(&target, "target")?, link_signal_or_options(options, "options")?))
+        })();
+        let (root, target, link) = match parsed {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let (rt, id) = (self.rt.clone(), self.id);
+        future_to_promise(async move {
+            let held = rt.reopen(&root, &target, link.signal()).await.map_err(|e| link.error(e))?;
+            let agent = agent_to_js(id, &held.agent());
+            let token = NEXT_HOLD.with(|n| n.replace(n.get() + 1));
+            HOLDS.with(|h| h.borrow_mut().insert((id, token), held));
+            let obj = Object::new();
+            set(&obj, "agent", &agent);
+            set(&obj, "release", &make_disposer("release", id, token as f64));
+            Ok(Object::freeze(&obj).into())
+        })
+    }
+
+    /// Resolves once the whole tree is quiet, the root's own turns included.
+    #[wasm_bindgen(js_name = waitForQuiescence, unchecked_return_type = "Promise<void>")]
+    pub fn wait_for_quiescence(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "AbortSignal | CallOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        let parsed =
+            (|| -> Result<_> { Ok((self.agent(&root, "root")?, link_signal_or_options(options, "options")?)) })();
+        let (root, link) = match parsed {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move {
+            rt.wait_for_quiescence(&root, link.signal()).await.map_err(|e| link.error(e))?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Whether a member is resident now (information only: no handle, no authority).
+    #[wasm_bindgen(js_name = isResident)]
+    pub fn is_resident(
+        &self,
+        #[wasm_bindgen(js_name = sessionId, unchecked_param_type = "string")] session_id: JsValue,
+    ) -> bool {
+        session_id.as_string().is_some_and(|id| self.rt.is_resident(&id))
+    }
+
+    /// Interrupts one member under `{kind:'user', root?}` or `{kind:'ancestor', agent}`.
+    /// Fire-and-return: `{ signalled }` says whether a running turn was signalled.
+    #[wasm_bindgen(unchecked_return_type = "InterruptReceipt")]
     pub fn interrupt(
         &self,
-        #[wasm_bindgen(js_name = targetId, unchecked_param_type = "string")] target_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] target: JsValue,
         #[wasm_bindgen(unchecked_param_type = "InterruptAuthority")] authority: JsValue,
-    ) -> JsResult<()> {
-        (|| -> Result<()> {
-            let target = id_arg(&target_id, "targetId")?;
+    ) -> JsResult<JsValue> {
+        let receipt = (|| -> Result<_> {
+            let target = id_arg(&target, "target")?;
             if !is_objectish(&authority) {
                 return Err(invalid(format!(
-                    "authority must be {{kind:'user'}} or {{kind:'ancestor', agent}}, not {}",
+                    "authority must be {{kind:'user', root?}} or {{kind:'ancestor', agent}}, not {}",
                     describe(&authority)
                 )));
             }
             match get(&authority, "kind", "authority")?.as_string().as_deref() {
-                Some("user") => self.rt.interrupt(&target, InterruptAuthority::User),
+                Some("user") => {
+                    let root = get(&authority, "root", "authority")?;
+                    if root.is_undefined() || root.is_null() {
+                        self.rt.interrupt(&target, InterruptAuthority::User)
+                    } else {
+                        let root = self.agent(&root, "root")?;
+                        self.rt.interrupt(&target, InterruptAuthority::Tree(&root))
+                    }
+                }
                 Some("ancestor") => {
                     let agent = self.agent(&get(&authority, "agent", "authority")?, "interrupting agent")?;
                     self.rt.interrupt(&target, InterruptAuthority::Ancestor(&agent))
@@ -694,7 +831,10 @@ impl JsRuntime {
                 _ => Err(invalid("authority.kind must be \"user\" or \"ancestor\"".into())),
             }
         })()
-        .map_err(to_js)
+        .map_err(to_js)?;
+        let obj = Object::new();
+        set(&obj, "signalled", &JsValue::from_bool(receipt.signalled));
+        Ok(Object::freeze(&obj).into())
     }
 
     /// `{ self, parent? }`: the member's full name and its creator's.
@@ -714,16 +854,6 @@ impl JsRuntime {
     pub fn root_of(&self, #[wasm_bindgen(unchecked_param_type = "Agent")] agent: JsValue) -> JsResult<JsValue> {
         let root = self.agent(&agent, "agent").and_then(|a| self.rt.root_of(&a)).map_err(to_js)?;
         Ok(self.handle(&root))
-    }
-
-    /// The live handle of a resident local member, or undefined.
-    #[wasm_bindgen(js_name = agent, unchecked_return_type = "Agent | undefined")]
-    pub fn agent_of(
-        &self,
-        #[wasm_bindgen(js_name = sessionId, unchecked_param_type = "string")] session_id: JsValue,
-    ) -> JsResult<JsValue> {
-        let id = id_arg(&session_id, "sessionId").map_err(to_js)?;
-        Ok(self.rt.agent(&id).map(|a| self.handle(&a)).unwrap_or(JsValue::UNDEFINED))
     }
 
     /// Resolves `lead`, a full name or a Session id within the caller's tree. Grants no authority.
@@ -813,22 +943,7 @@ impl JsRuntime {
     #[wasm_bindgen(js_name = getProvider, unchecked_return_type = "SubagentProvider | undefined")]
     pub fn get_provider(&self, #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> JsValue {
         let Some(name) = name.as_string() else { return JsValue::UNDEFINED };
-        let Some(provider) = self.rt.get_provider(&name) else { return JsValue::UNDEFINED };
-        if let Some(obj) = provider.host_object().and_then(|h| h.downcast_ref::<JsValue>().cloned()) {
-            return obj;
-        }
-        let caps = provider.capabilities();
-        let c = Object::new();
-        set(&c, "agentOptions", &caps.agent_options.into());
-        set(&c, "agentPreset", &caps.agent_preset.into());
-        set(&c, "outputSchema", &caps.output_schema.into());
-        set(&c, "depthLimit", &caps.depth_limit.into());
-        let obj = Object::new();
-        set(&obj, "name", &JsValue::from_str(&provider.name()));
-        set(&obj, "capabilities", &Object::freeze(&c));
-        set(&obj, "inheritsParentContext", &provider.inherits_parent_context().into());
-        set(&obj, "builtin", &JsValue::TRUE);
-        Object::freeze(&obj).into()
+        self.rt.get_provider(&name).map_or(JsValue::UNDEFINED, |p| provider_to_js(&p))
     }
 
     /// Subscribes to a lifecycle event, optionally of one tree root; returns the unsubscriber.

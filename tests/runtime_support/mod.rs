@@ -26,6 +26,7 @@ pub struct SeenTurn {
     pub steered: Vec<String>,
     pub first: bool,
     pub cwd: String,
+    pub guidance: Option<String>,
 }
 
 type Script = Rc<dyn Fn(&Turn) -> TurnOutcome>;
@@ -84,6 +85,7 @@ impl AgentHost for TestHost {
                 steered: Vec::new(),
                 first: turn.first,
                 cwd: turn.cwd.clone(),
+                guidance: turn.guidance.clone(),
             });
             let gate = state.gates.borrow().get(&turn.name).cloned();
             if let Some(gate) = gate {

@@ -1,0 +1,136 @@
+//! Crash recovery: what a tree reopened after its host stopped does about
+//! the work that host left behind.
+//!
+//! A turn writes `turn/start` (with its input ids) before the host runs it and
+//! `turn/end` after, so a log whose last turn event is a start holds a turn the
+//! host never finished. Whenever such a member becomes resident again (the
+//! root at open, a child at resume) that turn is recorded as ended, `error`
+//! with a diagnostic, exactly once. Under [`Recovery::Report`] its input counts
+//! as answered by that failure; under [`Recovery::Rerun`] it stays pending and
+//! runs again. Opening a root also resumes, in the background, every member
+//! with a lost turn or pending input, parents before children, so accepted
+//! work is answered or reported without waiting for someone to message it.
+
+use super::member::{InboxMessage, Member};
+use super::{Recovery, Runtime};
+use crate::catalog::Mode;
+use crate::event;
+use crate::listing::Row;
+use crate::result::{stop, SubagentResult};
+use crate::signal::Signal;
+use crate::store::ReadQuery;
+use std::rc::Rc;
+
+/// The diagnostic of a turn the host never finished.
+pub const LOST_TURN: &str =
+    "the host stopped during this turn (its process ended or crashed); the turn was recorded as failed when the session reopened";
+
+/// How many member logs one recovery batch reads.
+const BATCH: usize = 64;
+
+impl Runtime {
+    /// Takes a loaded log's pending input into a new resident member. Returns
+    /// the lost turn's input ids, which the caller records with
+    /// [`Runtime::record_lost_turn`] before the member runs.
+    pub(crate) fn adopt_log(
+        &self,
+        member: &Member,
+        mut pending: Vec<InboxMessage>,
+        lost_turn: Option<Vec<String>>,
+    ) -> Option<Vec<String>> {
+        let mut st = member.state.borrow_mut();
+        if let Some(ids) = &lost_turn {
+            if self.0.options.recovery != Recovery::Rerun {
+                pending.retain(|m| !ids.contains(&m.id));
+                st.last = Some(Ok(lost_result()));
+            }
+        }
+        st.inbox.extend(pending);
+        lost_turn
+    }
+
+    /// Writes the `turn/end` a lost turn never got.
+    pub(crate) async fn record_lost_turn(&self, member: &Rc<Member>, input: Vec<String>) {
+        let consumed = if self.0.options.recovery == Recovery::Rerun { Vec::new() } else { input };
+        let result = lost_result();
+        let payload = super::lifecycle::turn_end_payload(&result, &consumed);
+        // A store that refuses leaves the start unmatched: the next open tries again.
+        let _ = self.append(member, vec![(event::TURN_END.to_owned(), payload)]).await;
+        self.emit(super::lifecycle::turn_event(member, Some(stop::ERROR.to_owned())));
+    }
+
+    /// Starts the open-time scan of a root's tree (not under [`Recovery::Off`]).
+    pub(crate) fn recover_tree(&self, root_id: &str) {
+        if self.0.options.recovery == Recovery::Off {
+            return;
+        }
+        match self.0.state.borrow_mut().trees.get_mut(root_id) {
+            Some(tree) => tree.recovering = true,
+            None => return,
+        }
+        let (runtime, root_id) = (self.clone(), root_id.to_owned());
+        self.spawn(Box::pin(async move {
+            runtime.scan(&root_id).await;
+            if let Some(tree) = runtime.0.state.borrow_mut().trees.get_mut(&root_id) {
+                tree.recovering = false;
+            }
+            runtime.tree_changed(&root_id);
+        }));
+    }
+
+    /// Resumes, in pre-order, each cold continuable member whose log holds a
+    /// lost turn or pending input. A failure leaves that member cold: its input
+    /// stays in its log and the next message resumes it.
+    async fn scan(&self, root_id: &str) {
+        let never = Signal::never();
+        let Ok(rows) = crate::listing::list_descendants(&*self.0.store, root_id, &never).await else { return };
+        let candidates: Vec<usize> =
+            (0..rows.len()).filter(|&i| matches!(&rows[i], Row::Child(c) if c.mode == Mode::Continuable)).collect();
+        let query =
+            ReadQuery::types(&[event::SESSION_START, event::MESSAGE, event::TURN_START, event::TURN_END], &never);
+        for batch in candidates.chunks(BATCH) {
+            let ids: Vec<String> = batch.iter().map(|&i| rows[i].id().to_owned()).collect();
+            let logs = self.read_batch(&ids, &query).await;
+            for (&index, events) in batch.iter().zip(logs) {
+                if !self.tree_open(root_id) {
+                    return;
+                }
+                let Some(events) = events else { continue };
+                let inherited = event::inherited_event_count(&events);
+                // Parked input waits for a waking send, across a restart too.
+                let needs = super::lost_turn(&events, inherited).is_some()
+                    || (!super::parked(&events, inherited) && !super::deliver::pending_messages(&events).is_empty());
+                if needs && !self.0.state.borrow().members.contains_key(rows[index].id()) {
+                    if let Ok(member) = self.resume_row(root_id, &rows, index, &never).await {
+                        self.kick(&member);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One batch of filtered reads: `read_many` when the store has it. An
+    /// unreadable log is `None` (listing already reported it).
+    async fn read_batch(&self, ids: &[String], query: &ReadQuery) -> Vec<Option<Vec<crate::SessionEvent>>> {
+        if let Some(batch) = self.0.store.read_many(ids, query) {
+            if let Ok(results) = batch.await {
+                if results.len() == ids.len() {
+                    return results.into_iter().map(|r| r.ok().flatten()).collect();
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            out.push(self.0.store.read(id, query).await.ok().flatten());
+        }
+        out
+    }
+
+    fn tree_open(&self, root_id: &str) -> bool {
+        self.0.state.borrow().trees.get(root_id).is_some_and(|t| !t.draining)
+    }
+}
+
+fn lost_result() -> SubagentResult {
+    SubagentResult::new(stop::ERROR).with_diagnostic(LOST_TURN.to_owned())
+}
