@@ -8,7 +8,7 @@
 import { SubagentRuntime, SubagentError, validateName } from './pkg/web.js';
 import './pkg/web/subagent-tree-element.js';
 import { IndexedDBStore, TreeLock } from './pkg/web/indexeddb-store.js';
-import { ScriptedHost, LONG_TASK, REQUEST, contentText } from './host.js';
+import { ScriptedHost, LONG_TASK, contentText } from './host.js';
 
 const params = new URLSearchParams(location.search);
 const DB = params.get('db') || 'subagent-tree-demo';
@@ -290,17 +290,16 @@ async function spawnChild(event) {
   try {
     if (name) validateName(name); // the library's INVALID_NAME, before any work
     const spec = { name: name || undefined, label, prompt: label };
-    const live = state.runtime.agent(parent.sessionId);
+    // The member's live handle under the root's authority: a cold one is resumed
+    // without a message, so a refused spawn costs no model turn and writes nothing.
+    const held = await state.runtime.reopen(state.root, parent.sessionId);
     let activation;
-    if (live) {
-      activation = await state.runtime.startActivation({ provider: 'spawn', parent: live, delivery: 'parent', ...spec });
-      activation.result.catch(() => {});
-    } else {
-      // A cold member is resumed by a message and starts the child in that turn.
-      const asked = state.host.request(parent.sessionId, spec);
-      await state.runtime.prompt(state.root, parent.sessionId, `${REQUEST}${name ? ` named ${name}` : ''}: ${label}`, {});
-      activation = await asked;
+    try {
+      activation = await state.runtime.startActivation({ provider: 'spawn', parent: held.agent, delivery: 'parent', ...spec });
+    } finally {
+      held.release();
     }
+    activation.result.catch(() => {});
     showResult(`Started ${activation.name} under ${parent.name}.`);
     ui.spawnName.value = '';
   } catch (error) {
@@ -330,8 +329,8 @@ function interruptSelected() {
   const target = state.selected;
   if (!target || !state.runtime) return;
   try {
-    state.runtime.interrupt(target.sessionId, { kind: 'user' });
-    showResult(`Interrupted ${target.name}.`);
+    const { signalled } = state.runtime.interrupt(target.sessionId, { kind: 'user', root: state.root });
+    showResult(signalled ? `Interrupted ${target.name}: its turn was stopped.` : `${target.name} was not running; nothing was stopped.`);
   } catch (error) {
     showError(error);
   }

@@ -6,8 +6,6 @@
 // writer something by name, everyone reports back and settles.
 
 const LONG_TASK = '[long task]';
-/** How the page words a request to start a child (the member answers it by starting one). */
-const REQUEST = 'Please start a subagent';
 
 /** Text of a message's content blocks. */
 export function contentText(content) {
@@ -112,64 +110,26 @@ export class ScriptedHost {
     this.thinkMs = thinkMs;
     this.longMs = longMs;
     this.runtime = null;
-    /** sessionId -> spawn requests the member carries out in its next turn */
-    this.requests = new Map();
     this.turns = 0;
     this.reported = new Set();
   }
 
-  /**
-   * Asks a member (resident or cold) to start a named child in its next turn.
-   * Resolves with the activation, or rejects with the library's error.
-   */
-  request(sessionId, spec) {
-    return new Promise((resolve, reject) => {
-      const list = this.requests.get(sessionId) ?? [];
-      list.push({ ...spec, resolve, reject });
-      this.requests.set(sessionId, list);
-    });
-  }
-
   async runTurn(turn) {
     this.turns++;
-    const requests = this.requests.get(turn.sessionId) ?? [];
-    this.requests.delete(turn.sessionId);
     const long = turn.input.some((m) => contentText(m.content).startsWith(LONG_TASK));
-    const scripted = turn.first && !requests.length ? SCRIPT[turn.name] : undefined;
+    const scripted = turn.first ? SCRIPT[turn.name] : undefined;
     const think = long ? this.longMs : this.thinkMs * (scripted ? SLOWER[turn.name] ?? 1 : 1);
     try {
       await sleep(think, turn.signal);
-      const said = [];
-      for (const r of requests) {
-        try {
-          const activation = await this.runtime.startActivation({
-            provider: 'spawn',
-            parent: turn.agent,
-            name: r.name,
-            label: r.label,
-            prompt: r.prompt,
-            delivery: 'parent',
-          });
-          activation.result.catch(() => {});
-          said.push(`Started ${activation.name}.`);
-          r.resolve(activation);
-        } catch (error) {
-          said.push(`Could not start ${r.name ?? 'a child'}: ${error.message}`);
-          r.reject(error);
-        }
-      }
       const steered = turn.takeSteered();
-      const answered = [...turn.input, ...steered].filter(
-        (m) => !(requests.length && m.source?.kind === 'user' && contentText(m.content).startsWith(REQUEST)),
-      );
+      const answered = [...turn.input, ...steered];
       const text = scripted ? await scripted(turn, steered) : answered.length ? reply(turn, answered, this.reported) : '';
-      return { stopReason: 'completed', text: [...said, text].filter(Boolean).join('\n') };
+      return { stopReason: 'completed', text };
     } catch (error) {
       if (!turn.signal.aborted) throw error;
-      for (const r of requests) r.reject(Object.assign(new Error('the member was interrupted first'), { code: 'CANCELLED' }));
       return { stopReason: 'aborted', text: 'Interrupted before finishing.' };
     }
   }
 }
 
-export { LONG_TASK, REQUEST };
+export { LONG_TASK };

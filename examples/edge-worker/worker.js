@@ -18,7 +18,6 @@ import { OpenAIHost } from 'subagent-tree/openai-host';
 
 const STREAMED = ['subagent/start', 'subagent/end', 'subagent/catalog'];
 const MAX_BODY = 64 * 1024;
-const WAKE_TIMEOUT_MS = 30_000;
 
 /** HTTP status of each library error code (anything else is a 500). */
 const STATUS = {
@@ -155,7 +154,6 @@ export class TreeDO {
     this.capacity = intEnv(env.CAPACITY, 16);
     this.live = null; // Promise<{ runtime, root }>
     this.queue = Promise.resolve();
-    this.pendingSpawns = new Map(); // parent session id -> [{ spec, resolve, reject }]
   }
 
   async fetch(request) {
@@ -180,25 +178,11 @@ export class TreeDO {
             maxSteps: intEnv(env.OPENAI_MAX_STEPS, 16),
           })
         : scriptedHost();
-      let runtime;
-      // Spawns under a member that is not running run at the start of the turn
-      // that wakes it: the turn's agent is the parent's live handle.
       const host = {
-        runTurn: async (turn) => {
-          const waiting = this.pendingSpawns.get(turn.sessionId) ?? [];
-          this.pendingSpawns.delete(turn.sessionId);
-          for (const p of waiting) {
-            try {
-              p.resolve(await runtime.startActivation({ ...p.spec, parent: turn.agent }));
-            } catch (e) {
-              p.reject(e);
-            }
-          }
-          return model.runTurn(turn);
-        },
+        runTurn: (turn) => model.runTurn(turn),
         release: (sessionId) => model.release?.(sessionId),
       };
-      runtime = new SubagentRuntime({ store: this.store, host, maxDepth: this.maxDepth, capacity: this.capacity });
+      const runtime = new SubagentRuntime({ store: this.store, host, maxDepth: this.maxDepth, capacity: this.capacity });
       const root = await runtime.openRoot({ sessionId: this.rootId });
       return { runtime, root, hostKind: model instanceof OpenAIHost ? 'openai' : 'scripted' };
     })();
@@ -274,60 +258,17 @@ export class TreeDO {
     const spec = { provider: 'spawn', label, prompt, delivery: 'parent' };
     if (name !== undefined) spec.name = name;
     const target = await this.member(runtime, root, parent, 'parent');
-    const live = runtime.agent(target.id);
+    // The parent's live handle under the root's authority: a cold member is resumed
+    // without a message, so a refused spawn writes nothing and costs no model turn.
+    const held = await runtime.reopen(root, target.id);
     let activation;
-    if (live !== undefined) {
-      try {
-        activation = await runtime.startActivation({ ...spec, parent: live });
-      } catch (e) {
-        if (e?.code !== 'PARENT_UNAVAILABLE' || target.id === this.rootId) throw e;
-      }
+    try {
+      activation = await runtime.startActivation({ ...spec, parent: held.agent });
+    } finally {
+      held.release();
     }
-    activation ??= await this.spawnUnderCold(runtime, root, target, spec);
     activation.result.catch(() => {});
     return json({ id: activation.childId, name: activation.name, parent: target.name, messageId: activation.messageId }, 201);
-  }
-
-  /**
-   * A parent that is not running is woken by a message; the spawn runs as its
-   * turn starts. Everything that could refuse the spawn is checked first, so a
-   * refused request writes nothing.
-   */
-  async spawnUnderCold(runtime, root, target, spec) {
-    if (spec.name !== undefined && target.rows.some((r) => r.kind === 'child' && r.parentId === target.id && r.name === spec.name)) {
-      throw fail('DUPLICATE_NAME', `agent name ${JSON.stringify(spec.name)} is already taken among the children of ${target.name}`);
-    }
-    if (target.mode !== 'continuable') {
-      throw fail('NOT_CONTINUABLE', `${target.name} cannot be resumed to start a child (its mode is ${target.mode})`);
-    }
-    if (target.depth + 1 > this.maxDepth) {
-      throw fail('DEPTH_EXCEEDED', `a child of ${target.name} would be at depth ${target.depth + 1}, deeper than the limit ${this.maxDepth}`);
-    }
-    const running = target.rows.filter((r) => r.activity === 'running').length;
-    if (running + 2 > this.capacity) {
-      throw fail('ACTIVATION_LIMIT_REACHED', `the tree has no room to resume ${target.name} and start a child (capacity ${this.capacity})`);
-    }
-    const started = new Promise((resolve, reject) => {
-      const list = this.pendingSpawns.get(target.id) ?? [];
-      list.push({ spec, resolve, reject });
-      this.pendingSpawns.set(target.id, list);
-    });
-    const what = spec.name ? `a child agent named ${spec.name}` : 'a child agent';
-    try {
-      await runtime.prompt(root, target.id, `The user is starting ${what} under you for: ${spec.label}. You will hear from it when it finishes.`, { delivery: 'queue' });
-    } catch (e) {
-      this.pendingSpawns.delete(target.id);
-      throw e;
-    }
-    let timer;
-    const timeout = new Promise((_, reject) => {
-      timer = setTimeout(() => reject(fail('PARENT_UNAVAILABLE', `${target.name} did not start a turn in time to take the new child`)), WAKE_TIMEOUT_MS);
-    });
-    try {
-      return await Promise.race([started, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   async message(input) {
@@ -343,8 +284,8 @@ export class TreeDO {
   async interrupt(input) {
     const { runtime, root } = await this.open();
     const target = await this.member(runtime, root, input.agent, 'agent');
-    runtime.interrupt(target.id, { kind: 'user' });
-    return json({ interrupted: target.name, id: target.id }, 202);
+    const { signalled } = runtime.interrupt(target.id, { kind: 'user', root });
+    return json({ interrupted: target.name, id: target.id, stopped: signalled }, 202);
   }
 
   async transcript(ref) {

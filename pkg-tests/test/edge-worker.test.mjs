@@ -148,8 +148,10 @@ test('the example worker: a named tree over HTTP survives a restart; cold member
     // The stream saw the tree grow and members settle.
     await until(() => sse.events.some((e) => e.event === 'subagent/end' && e.data.name === 'reviewer/checker/probe'), 'probe end on the stream');
     const started = sse.events.filter((e) => e.event === 'subagent/start').map((e) => e.data.name);
-    // checker starts twice: created, then resumed to take its child.
-    assert.deepEqual(started, ['reviewer', 'reviewer/checker', 'reviewer/checker', 'reviewer/checker/probe']);
+    // Created in this order; a cold member is resumed (reopened) for each spawn
+    // under it, refused ones included, and settles again: every start has its end.
+    assert.deepEqual([...new Set(started)], ['reviewer', 'reviewer/checker', 'reviewer/checker/probe']);
+    assert.ok(started.filter((n) => n === 'reviewer/checker').length >= 2, 'checker was resumed to take its child');
     const catalog = sse.events.filter((e) => e.event === 'subagent/catalog').map((e) => e.data.entry.name);
     assert.deepEqual(catalog, ['reviewer', 'checker', 'probe']);
     assert.ok(sse.events.every((e) => e.event === 'ready' || e.data.rootSessionId === tree));

@@ -179,7 +179,7 @@ test('every method and argument position: a coded error or an answer, never a tr
   const S = { async: false };
   const ARG = ['INVALID_ARGUMENT'];
   const HANDLE = ['UNAUTHORIZED', 'INVALID_ARGUMENT'];
-  const START = ['INVALID_ARGUMENT', 'INVALID_NAME', 'DEPTH_EXCEEDED', 'NO_PROVIDER', 'PARENT_UNAVAILABLE', 'UNSUPPORTED_CAPABILITY', 'DUPLICATE_CHILD', 'DUPLICATE_NAME'];
+  const START = ['INVALID_ARGUMENT', 'INVALID_NAME', 'DEPTH_EXCEEDED', 'NO_PROVIDER', 'UNAUTHORIZED', 'UNSUPPORTED_CAPABILITY', 'DUPLICATE_CHILD', 'DUPLICATE_NAME'];
   const SEND = ['INVALID_ARGUMENT', 'UNAUTHORIZED', 'NOT_RESUMABLE'];
   let unique = 0;
   for (const [label, make] of Object.entries(HOSTILE)) {
@@ -211,7 +211,11 @@ test('every method and argument position: a coded error or an answer, never a tr
       ['interrupt(id, {kind: ancestor, agent: h})', () => runtime.interrupt('nobody', { kind: 'ancestor', agent: make() }), S, HANDLE],
       ['namesOf(h)', () => runtime.namesOf(make()), S, HANDLE],
       ['rootOf(h)', () => runtime.rootOf(make()), S, HANDLE],
-      ['agent(h)', () => runtime.agent(make()), S, ARG],
+      ['isResident(h)', () => runtime.isResident(make()), S, []],
+      ['reopen(h, id)', () => runtime.reopen(make(), 'lead'), A, HANDLE],
+      ['reopen(root, h)', () => runtime.reopen(root, make()), A, [...ARG, 'UNKNOWN_AGENT', 'UNAUTHORIZED']],
+      ['ask(root, h, text)', () => runtime.ask(root, make(), 'x'), A, [...ARG, 'UNKNOWN_AGENT', 'UNAUTHORIZED', 'NOT_RESUMABLE']],
+      ['waitForQuiescence(h)', () => runtime.waitForQuiescence(make()), A, HANDLE],
       ['toolsFor(h)', () => runtime.toolsFor(make()), S, HANDLE],
       ['resolveName(h, text)', () => runtime.resolveName(make(), 'lead'), A, HANDLE],
       ['resolveName(root, h)', () => runtime.resolveName(root, make()), A, [...ARG, 'UNKNOWN_AGENT']],
@@ -595,7 +599,7 @@ test('listeners that throw or re-enter: the runtime carries on', async () => {
   const root = await runtime.openRoot({ sessionId: 'root' });
   // Listeners that call back into the runtime synchronously.
   runtime.on('subagent/start', (e) => {
-    seen.push(runtime.namesOf(root).self, runtime.agent(e.id)?.name, runtime.providerNames().length, runtime.toolsFor(root).length);
+    seen.push(runtime.namesOf(root).self, runtime.isResident(e.id) ? e.name : undefined, runtime.providerNames().length, runtime.toolsFor(root).length);
     runtime.registerProvider({ name: `late-${e.id}`, capabilities: {}, inheritsParentContext: false, start() {} })();
   });
   runtime.on('subagent/catalog', (e) => seen.push(`catalog ${e.entry.name}`));
@@ -631,7 +635,7 @@ test('an id source and a clock that call back into the runtime', async () => {
   const inner = [];
   const reenter = () => {
     try {
-      inner.push(runtime.agent('root')?.name, runtime.providerNames().length, runtime.interrupt('nobody', { kind: 'user' }));
+      inner.push(runtime.isResident('root'), runtime.providerNames().length, runtime.interrupt('nobody', { kind: 'user' }).signalled);
       runtime.listDescendants('root').catch(() => {});
     } catch (e) {
       inner.push(`threw ${e?.constructor?.name}: ${e?.message}`);
@@ -715,7 +719,7 @@ test('authority attacks are refused with the right code', async () => {
   for (const [label, fake] of forged) {
     throws(() => runtime.namesOf(fake), 'UNAUTHORIZED', undefined);
     await rejects(runtime.sendMessage(fake, a.childId, 'x'), 'UNAUTHORIZED');
-    await rejects(runtime.startActivation(spec(fake)), 'PARENT_UNAVAILABLE');
+    await rejects(runtime.startActivation(spec(fake)), 'UNAUTHORIZED');
     throws(interrupt(b.childId, fake), 'UNAUTHORIZED');
     throws(() => runtime.toolsFor(fake), 'UNAUTHORIZED');
     await rejects(runtime.drainDescendants([fake]), 'UNAUTHORIZED');
@@ -725,7 +729,7 @@ test('authority attacks are refused with the right code', async () => {
   // A Session id or a name used as a handle.
   for (const text of ['root', 'lead', 'a', a.childId]) {
     await rejects(runtime.sendMessage(text, c.childId, 'x'), 'UNAUTHORIZED');
-    await rejects(runtime.startActivation(spec(text)), 'PARENT_UNAVAILABLE');
+    await rejects(runtime.startActivation(spec(text)), 'UNAUTHORIZED');
     throws(interrupt(b.childId, text), 'UNAUTHORIZED');
     throws(() => runtime.namesOf(text), 'UNAUTHORIZED');
     throws(() => runtime.rootOf(text), 'UNAUTHORIZED');
@@ -742,22 +746,24 @@ test('authority attacks are refused with the right code', async () => {
   await c.dispose();
   assert.equal(cHandle.live, false);
   await rejects(runtime.sendMessage(cHandle, 'root', 'x'), 'UNAUTHORIZED', 'is dead');
-  await rejects(runtime.startActivation(spec(cHandle)), 'PARENT_UNAVAILABLE');
+  await rejects(runtime.startActivation(spec(cHandle)), 'UNAUTHORIZED');
   throws(interrupt(b.childId, cHandle), 'UNAUTHORIZED');
   throws(() => runtime.toolsFor(cHandle), 'UNAUTHORIZED');
   await rejects(cTools.find((t) => t.name === 'list_agents').call({}), 'UNAUTHORIZED', 'is dead');
   // A resumed member has a new handle; the old one stays dead.
   host.turns.length = 0;
   await runtime.sendMessage(root, c.childId, 'wake up');
-  const resumed = runtime.agent(c.childId);
+  const held = await runtime.reopen(root, c.childId);
+  const resumed = held.agent;
   assert.ok(resumed instanceof Agent && resumed.live);
   await rejects(runtime.sendMessage(cHandle, 'root', 'x'), 'UNAUTHORIZED');
   assert.equal(runtime.namesOf(resumed).self, 'c');
+  held.release();
   // A closed root's handle is dead.
   const closing = await runtime.openRoot({ sessionId: 'closing' });
   await runtime.closeRoot(closing);
   assert.equal(closing.live, false);
-  await rejects(runtime.startActivation(spec(closing)), 'PARENT_UNAVAILABLE');
+  await rejects(runtime.startActivation(spec(closing)), 'UNAUTHORIZED');
   // A child's tools cannot reach outside its tree, by Session id or name.
   const bTools = runtime.toolsFor(b.agent);
   const tool = (name) => bTools.find((t) => t.name === name);
@@ -785,10 +791,20 @@ test('authority attacks are refused with the right code', async () => {
   runtime.interrupt(b.childId, { kind: 'ancestor', agent: a.agent });
   await runtime.sendMessage(b.agent, a.childId, 'cousins and creators are reachable');
   // External runs have no handle.
-  runtime.registerProvider({ name: 'ext', capabilities: {}, inheritsParentContext: false, start: () => ({ id: 'ext-1', result: never(), dispose() {} }) });
+  // (A run's result settles by the time its dispose does: the SubagentRun contract.)
+  runtime.registerProvider({
+    name: 'ext',
+    capabilities: {},
+    inheritsParentContext: false,
+    start: () => {
+      let settle;
+      const result = new Promise((resolve) => (settle = resolve));
+      return { id: 'ext-1', result, dispose: () => settle({ output: [], stopReason: 'aborted' }) };
+    },
+  });
   const e = await runtime.startActivation({ provider: 'ext', parent: root, label: 'x', prompt: 'p', name: 'ext' });
   assert.equal(e.agent, undefined);
-  assert.equal(runtime.agent('ext-1'), undefined);
+  await rejects(runtime.reopen(root, 'ext-1'), 'NOT_CONTINUABLE');
   await rejects(runtime.sendMessage(root, 'ext-1', 'x'), 'NOT_CONTINUABLE');
   await stillWorks(runtime, root);
   await runtime.drainDescendants([root, other]);

@@ -106,7 +106,7 @@ test('names at admission: one winner per name, ten distinct defaults, invalid an
   await rejects(runtime.startActivation(spec('Bad Name')), 'INVALID_NAME');
   await rejects(runtime.startActivation(spec('lead')), 'INVALID_NAME');
   await rejects(runtime.startActivation({ ...spec('x'), provider: 'nope' }), 'NO_PROVIDER');
-  await rejects(runtime.startActivation({ ...spec('x'), parent: { sessionId: 'root', name: 'lead' } }), 'PARENT_UNAVAILABLE');
+  await rejects(runtime.startActivation({ ...spec('x'), parent: { sessionId: 'root', name: 'lead' } }), 'UNAUTHORIZED');
 });
 
 test('check order: capabilities, depth and capacity refuse before the provider is touched', async () => {
@@ -291,7 +291,7 @@ test('a restart over the same store rebuilds full names; a message resumes a col
   const turn = host2.turns.find((t) => t.name === 'reviewer/checker');
   assert.ok(turn, 'the cold member resumed under its full name');
   assert.equal(turn.parentName, 'reviewer');
-  assert.equal(rt2.agent(a.childId), undefined, 'its creator stayed cold');
+  assert.equal(rt2.isResident(a.childId), false, 'its creator stayed cold');
 });
 
 test('events are scoped to a tree root; drain stops one tree child-first', async () => {
@@ -366,7 +366,7 @@ test('forged, foreign and dead handles are refused', async () => {
   await a.dispose();
   assert.equal(handle.live, false);
   await rejects(runtime.sendMessage(handle, 'root', 'x'), 'UNAUTHORIZED');
-  await rejects(runtime.startActivation({ provider: 'spawn', parent: handle, label: 'x', prompt: 'p' }), 'PARENT_UNAVAILABLE');
+  await rejects(runtime.startActivation({ provider: 'spawn', parent: handle, label: 'x', prompt: 'p' }), 'UNAUTHORIZED');
 });
 
 test('tools from JS: delegate by name, message by full name, list, with model-readable errors', async () => {

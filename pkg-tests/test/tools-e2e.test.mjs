@@ -259,9 +259,9 @@ test('a scripted model builds, messages, lists, interrupts and assigns through t
     },
   });
   assert.deepEqual(interrupted, {
-    content: 'Interrupted reviewer/checker. Its pending messages wait until it is messaged again.',
+    content: 'Interrupted reviewer/checker: its current turn was stopped. Messages it had not read wait until it is messaged again.',
     isError: false,
-    structured: { agent: 'reviewer/checker', subagentId: checkerId },
+    structured: { agent: 'reviewer/checker', subagentId: checkerId, stopped: true },
   });
   const task = (owner) => ({ id: 'task-1', title: 'Verify the checker fix', status: 'open', owner, description: 'Run the suite.' });
   assert.deepEqual(created, {
@@ -279,13 +279,17 @@ test('a scripted model builds, messages, lists, interrupts and assigns through t
   const board = await store.read('root', { types: ['team/task'] });
   assert.deepEqual(board.map((e) => [e.payload.op, e.payload.ownerId]), [['create', checkerId], ['update', 'root']]);
 
-  // ---- the interrupted checker wakes on lead's message; notices go to the direct creator only
+  // ---- the interrupted checker had nothing parked: it settled as aborted and its
+  // creator was told; lead's message resumes it; notices go to the direct creator
+  // only while it is online (reviewer had settled by then).
   const checker2 = model.turn('reviewer/checker', 2);
   assert.deepEqual(checker2.input, [framed('lead', 'Resume and verify task-1.')]);
   assert.equal(checker2.first, false);
   const reviewer2 = model.turn('reviewer', 2);
-  assert.deepEqual(reviewer2.input, [notice('reviewer/checker', 'Verified: all green.')]);
-  assert.deepEqual(reviewer2.sources.map((x) => [x.kind, x.senderName, x.summary]), [['subagent-settled', 'reviewer/checker', 'Subagent reviewer/checker finished.']]);
+  assert.deepEqual(reviewer2.input, ['Subagent reviewer/checker was stopped before it finished.\nIt left no closing message.']);
+  assert.deepEqual(reviewer2.sources.map((x) => [x.kind, x.senderName, x.summary, x.stopReason]), [
+    ['subagent-settled', 'reviewer/checker', 'Subagent reviewer/checker was stopped before it finished.', 'aborted'],
+  ]);
   const lead3 = model.turn('lead', 3);
   assert.deepEqual(lead3.input, [notice('reviewer', 'Review done.')]);
   // lead never saw the grandchild's notice, and nothing else ran.

@@ -192,7 +192,7 @@ describe('demo page', { skip }, () => {
     });
     await clearResult(page);
     await page.click('#interrupt');
-    assert.deepEqual(await result(page), { kind: 'ok', code: undefined, text: 'Interrupted writer.' });
+    assert.deepEqual(await result(page), { kind: 'ok', code: undefined, text: 'Interrupted writer: its turn was stopped.' });
     await waitForTranscript(page, (entries) => entries.some((e) => e.kind === 'turn' && e.stop === 'aborted'));
     await screenshot(page, 'demo-interrupt');
     page.check();

@@ -188,9 +188,10 @@ impl Runtime {
         let released = match &member.kind {
             Kind::External { run, result, .. } => {
                 let released = run.dispose().await;
-                // Disposal reaches the run's quiescence, and a quiescent run has
-                // a result (the seeds' `SubagentRun` contract): wait for it, so a
-                // result that lands after `dispose` settled is still the result.
+                // Disposal reaches the run's quiescence and a quiescent run has a
+                // result (the seeds' `SubagentRun` contract). Wait for it, however
+                // late it lands: a run whose result never settles keeps its own
+                // teardown (and a drain of its tree) waiting, by contract.
                 let r = result.wait().await;
                 member.state.borrow_mut().last.get_or_insert(r);
                 released

@@ -1087,7 +1087,11 @@ export interface ResolvedSubagentStartRequest {
   readonly maxDepth?: number;
 }
 
-/** An external execution handle. */
+/**
+ * An external execution handle. `dispose()` cancels remaining work and reaches
+ * quiescence, so `result` must have settled once `dispose()` has: the
+ * activation's teardown (and a drain of its tree) waits for it.
+ */
 export interface SubagentRun {
   readonly id: string;
   readonly result: SubagentResult | Promise<SubagentResult>;
@@ -1194,6 +1198,16 @@ export interface RuntimeInit {
   now?: () => number;
   /** Id source (deterministic tests); default random UUIDs. */
   newId?: (kind: 'session' | 'message') => string;
+  /**
+   * What opening a root does about work a stopped host left behind. A turn that
+   * started and never ended is always recorded as ended (`error`, with a
+   * diagnostic) when its member is next resident. `'report'` (default): opening
+   * a root resumes members with such a turn or unread input; a lost turn's input
+   * counts as answered by the failure, and the creator is told. `'rerun'`: as
+   * report, but the lost turn's input runs again (the root's too). `'off'`: no
+   * scan at open; members recover when next resumed.
+   */
+  recovery?: 'report' | 'rerun' | 'off';
 }
 
 export interface OpenRootOptions {
@@ -1222,7 +1236,31 @@ export interface PromptOptions {
   signal?: AbortSignal;
 }
 
-export type InterruptAuthority = { kind: 'user' } | { kind: 'ancestor'; agent: Agent };
+/**
+ * `{kind:'user'}` addresses a Session id; `{kind:'user', root}` also resolves
+ * full names in that root's tree; `{kind:'ancestor', agent}` is an exact live
+ * ancestor of the target (names resolve in its tree).
+ */
+export type InterruptAuthority = { kind: 'user'; root?: Agent } | { kind: 'ancestor'; agent: Agent };
+
+/** What `interrupt` did: whether a running turn (or external run) was signalled to stop. */
+export interface InterruptReceipt {
+  readonly signalled: boolean;
+}
+
+/** A member reopened under its root: a live handle, held resident until `release()`. */
+export interface HeldMember {
+  readonly agent: Agent;
+  /** Ends the hold (idempotent); an idle member with nothing owned then settles as usual. */
+  release(): void;
+}
+
+/** What `ask` resolves with once the message is accepted. */
+export interface AskReceipt {
+  readonly messageId: string;
+  /** The result of the turn that consumes the message (queued or steered in). */
+  readonly answer: Promise<SubagentResult>;
+}
 
 export interface SubagentMemberNames {
   readonly self: string;
