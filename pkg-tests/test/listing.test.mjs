@@ -364,3 +364,31 @@ test('re-entrancy: a store that aborts synchronously, or calls the library from 
   assert.deepEqual(await listDescendants(nested, 'root'), EXPECTED);
   assert.equal((await inner.read('deep')).length, 1);
 });
+
+test('a 20,000-deep chain of 32-character names lists, each path built from its parent (issue 14)', async () => {
+  const DEPTH = 20_000;
+  const name = (i) => 'n' + String(i).padStart(31, '0');
+  const fullName = (i) => Array.from({ length: i + 1 }, (_, k) => name(k)).join('/');
+  const logs = {};
+  let parent = 'root';
+  for (let i = 0; i < DEPTH; i++) {
+    logs[parent] = log([c3(`c${i}`, name(i))]);
+    parent = `c${i}`;
+  }
+  logs[parent] = [];
+  const withMany = await memory(logs);
+  const readOnly = { read: (id, o) => withMany.read(id, o), append() {} };
+  for (const store of [withMany, readOnly]) {
+    const rows = await listDescendants(store, 'root');
+    assert.equal(rows.length, DEPTH);
+    for (const i of [0, 1, 2, 4_999, DEPTH - 2]) {
+      assert.equal(rows[i].depth, i + 1);
+      assert.equal(rows[i].hasChildren, true);
+      assert.equal(rows[i].path.length, (i + 1) * 33 - 1);
+    }
+    assert.equal(rows[2].path, fullName(2));
+    const last = rows[DEPTH - 1];
+    assert.equal(last.hasChildren, false);
+    assert.equal(last.path, fullName(DEPTH - 1));
+  }
+});

@@ -219,8 +219,8 @@ fn result_to_js(r: &SubagentResult) -> JsValue {
     obj.into()
 }
 
-fn live_row_to_js(row: &LiveRow) -> JsValue {
-    let obj = super::convert::row_to_js(&row.row);
+fn live_row_to_js(rows: &mut super::convert::RowsToJs, row: &LiveRow) -> JsValue {
+    let obj = rows.row(&row.row);
     let _ = js_sys::Reflect::set(&obj, &"activity".into(), &(if row.running { "running" } else { "inactive" }).into());
     obj
 }
@@ -765,7 +765,8 @@ impl JsRuntime {
         let rt = self.rt.clone();
         future_to_promise(async move {
             let rows = rt.list_descendants(&root, link.signal()).await.map_err(|e| link.error(e))?;
-            Ok(rows.iter().map(live_row_to_js).collect::<Array>().into())
+            let mut out = super::convert::RowsToJs::default();
+            Ok(rows.iter().map(|r| live_row_to_js(&mut out, r)).collect::<Array>().into())
         })
     }
 
