@@ -1,8 +1,11 @@
 //! Descendant listing and name resolution over a [`Store`] (seeds 003 and 000).
 //!
 //! Listing reads catalogs level by level: every catalog of one depth in one
-//! `read_many` round trip when the store offers it, else one `read` each. Each
-//! reachable catalog is read once. The rows are then assembled in stable
+//! `read_many` round trip when the store offers it, else one `read` each with
+//! up to [`MAX_CONCURRENT_READS`] of them in flight at once (so reads of one
+//! level overlap, and a tree of depth d costs d + 1 round trips of latency
+//! whenever a level has at most that many members). Each reachable catalog is
+//! read once. The rows are then assembled in stable
 //! pre-order from the catalogs in memory, so the two read strategies give the
 //! same rows, and duplicate ids and cycles are skipped at their later
 //! pre-order occurrence. Nothing here loads or resumes an agent.
@@ -10,12 +13,20 @@
 use crate::catalog::{self, CatalogEntry, Mode};
 use crate::error::{ErrorCode, Result, SubagentError};
 use crate::event;
+use crate::exec::LocalBoxFuture;
 use crate::name::{self, AgentName, AgentRef};
 use crate::signal::Signal;
 use crate::store::{ReadQuery, ReadResult, Store};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::future::poll_fn;
 use std::rc::Rc;
+use std::task::Poll;
+
+/// Catalog reads in flight at once, within one level, for a store without
+/// `read_many`: enough to sit at the round-trip floor for wide levels, few
+/// enough that a host store is not flooded.
+pub const MAX_CONCURRENT_READS: usize = 64;
 
 /// Why a branch of the tree could not be shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -298,12 +309,35 @@ async fn read_level(store: &dyn Store, ids: &[String], signal: &Signal) -> Resul
             Err(_) => Ok(ids.iter().map(|_| Outcome::Failed(DiagnosticReason::Unavailable)).collect()),
         };
     }
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        let read = signal.guard(store.read(id, &query)).await;
-        out.push(outcome(read, &query)?);
-    }
-    Ok(out)
+    // Up to MAX_CONCURRENT_READS reads in flight, issued in level order; each
+    // finished read makes room for the next. The level's results keep its order.
+    let mut results: Vec<Option<ReadResult>> = ids.iter().map(|_| None).collect();
+    let mut pending: Vec<(usize, LocalBoxFuture<'_, ReadResult>)> = Vec::new();
+    let mut issued = 0;
+    poll_fn(|cx| loop {
+        while pending.len() < MAX_CONCURRENT_READS && issued < ids.len() {
+            let read: LocalBoxFuture<'_, ReadResult> = Box::pin(signal.guard(store.read(&ids[issued], &query)));
+            pending.push((issued, read));
+            issued += 1;
+        }
+        let before = pending.len();
+        pending.retain_mut(|(i, read)| match read.as_mut().poll(cx) {
+            Poll::Ready(result) => {
+                results[*i] = Some(result);
+                false
+            }
+            Poll::Pending => true,
+        });
+        if signal.is_aborted() || (pending.is_empty() && issued == ids.len()) {
+            return Poll::Ready(());
+        }
+        if pending.len() == before {
+            return Poll::Pending;
+        }
+    })
+    .await;
+    signal.check()?;
+    results.into_iter().map(|r| outcome(r.unwrap_or_else(|| Err(SubagentError::cancelled())), &query)).collect()
 }
 
 /// Lists every descendant reachable from `root`'s catalog, in stable pre-order.

@@ -587,6 +587,75 @@ fn read_many_costs_exactly_one_round_trip_per_depth_level() {
     assert_eq!(store.stats(), StoreStats { appends: 0, reads: 85, read_manys: 0 });
 }
 
+/// Without read_many, the reads of one level overlap, up to
+/// MAX_CONCURRENT_READS at once, issued in level order: a level of at most
+/// that many members costs one round trip, as with read_many.
+#[test]
+fn without_read_many_the_reads_of_a_level_overlap_up_to_a_bound() {
+    use std::cell::{Cell, RefCell};
+    use subagent_tree::exec::LocalBoxFuture;
+    use subagent_tree::listing::MAX_CONCURRENT_READS;
+    use subagent_tree::store::ReadResult;
+    use subagent_tree::ReadQuery;
+    struct Slow {
+        inner: subagent_tree::MemoryStore,
+        in_flight: Cell<usize>,
+        peaks: RefCell<Vec<usize>>,
+        order: RefCell<Vec<String>>,
+    }
+    impl Store for Slow {
+        fn append<'a>(&'a self, s: &'a str, e: Vec<subagent_tree::SessionEvent>) -> LocalBoxFuture<'a, Result<()>> {
+            self.inner.append(s, e)
+        }
+        fn read<'a>(&'a self, s: &'a str, q: &'a ReadQuery) -> LocalBoxFuture<'a, ReadResult> {
+            Box::pin(async move {
+                self.order.borrow_mut().push(s.to_owned());
+                self.in_flight.set(self.in_flight.get() + 1);
+                self.peaks.borrow_mut().push(self.in_flight.get());
+                for _ in 0..3 {
+                    yield_now().await;
+                }
+                self.in_flight.set(self.in_flight.get() - 1);
+                Ok(self.inner.read_now(s, q))
+            })
+        }
+    }
+    // Levels of 10, 100 and 1,000 members.
+    let mut t = Tree::new();
+    let mut level = vec![ROOT.to_owned()];
+    let mut order = vec![ROOT.to_owned()];
+    for depth in 1..=3 {
+        let mut next = Vec::new();
+        for parent in &level {
+            for i in 0..10 {
+                let id = format!("{parent}.{i}");
+                t.add(parent, v3(&id, "continuable", &format!("n{depth}-{i}")));
+                next.push(id);
+            }
+        }
+        order.extend(next.iter().cloned());
+        level = next;
+    }
+    let store = Rc::new(Slow {
+        inner: t.store(false),
+        in_flight: Cell::new(0),
+        peaks: RefCell::default(),
+        order: RefCell::default(),
+    });
+    let rows = list(&store, ROOT).unwrap();
+    assert_eq!(rows, list(&Rc::new(t.store(true)), ROOT).unwrap());
+    assert_eq!(rows.len(), 1110);
+    // Each catalog once, breadth-first, in level order.
+    assert_eq!(*store.order.borrow(), order);
+    let peaks = store.peaks.borrow();
+    let peak = |range: std::ops::Range<usize>| peaks[range].iter().copied().max().unwrap();
+    assert_eq!(peak(0..1), 1, "the root alone");
+    assert_eq!(peak(1..11), 10, "all ten of level 1 at once");
+    assert_eq!(peak(11..111), MAX_CONCURRENT_READS, "level 2: bounded");
+    assert_eq!(peak(111..1111), MAX_CONCURRENT_READS, "level 3: bounded");
+    assert_eq!(store.in_flight.get(), 0);
+}
+
 /// Fork isolation: a fork's log starts with its parent's prefix (catalog
 /// events included), then `session/start {inheritedEventCount: k}` at seq k.
 /// Only the fork's own catalog events are its children.

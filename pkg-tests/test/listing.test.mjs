@@ -392,3 +392,42 @@ test('a 20,000-deep chain of 32-character names lists, each path built from its 
     assert.equal(last.path, fullName(DEPTH - 1));
   }
 });
+
+test('without readMany, reads of one level overlap, at most 64 at once (issue 15)', async () => {
+  // Levels of 10, 100 and 1,000 members, every read answered after a timer.
+  const logs = {};
+  let level = ['root'];
+  for (let depth = 1; depth <= 3; depth++) {
+    const next = [];
+    for (const parent of level) {
+      logs[parent] = log(Array.from({ length: 10 }, (_, i) => c3(`${parent}.${i}`, `n${depth}-${i}`)));
+      next.push(...logs[parent].map((e) => e.payload.childId));
+    }
+    level = next;
+  }
+  for (const id of level) logs[id] = [];
+  let inFlight = 0;
+  const peaks = [];
+  const order = [];
+  const store = {
+    async read(id) {
+      order.push(id);
+      peaks.push(++inFlight);
+      await new Promise((r) => setTimeout(r, 1));
+      inFlight--;
+      return logs[id] ?? null;
+    },
+    append() {},
+  };
+  const rows = await listDescendants(store, 'root');
+  assert.equal(rows.length, 1110);
+  assert.deepEqual(rows, await listDescendants(await memory(logs), 'root'));
+  assert.equal(new Set(order).size, order.length, 'each catalog is read once');
+  assert.equal(order.length, 1111);
+  const peak = (from, to) => Math.max(...peaks.slice(from, to));
+  assert.equal(peak(0, 1), 1);
+  assert.equal(peak(1, 11), 10);
+  assert.equal(peak(11, 111), 64);
+  assert.equal(peak(111, 1111), 64);
+  assert.equal(inFlight, 0);
+});
