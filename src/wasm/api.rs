@@ -7,6 +7,7 @@ use super::convert::{
     strings_arg, value_from_js,
 };
 use super::error::{invalid, to_js};
+use super::future_to_promise;
 use super::signal::Link;
 use super::store::JsStore;
 use crate::catalog;
@@ -16,7 +17,6 @@ use crate::name::{self, AgentRef};
 use js_sys::{Array, JsString, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 
 type JsResult<T> = std::result::Result<T, JsValue>;
 

@@ -33,6 +33,10 @@ extern "C" {
     fn array_from(value: &JsValue) -> std::result::Result<Array, JsValue>;
     #[wasm_bindgen(catch, js_namespace = Object, js_name = keys)]
     fn object_keys(value: &JsValue) -> std::result::Result<Array, JsValue>;
+    /// `String(n)`: JS formats non-integers, so core's float formatting
+    /// (about 20 KB) stays out of the wasm. Cannot throw for a number.
+    #[wasm_bindgen(js_name = String)]
+    pub(crate) fn number_text(n: f64) -> String;
 }
 
 /// A short description of a JS value for an error sentence ("42", "null", "an object", `"text"`).
@@ -72,10 +76,10 @@ fn format_number(n: f64) -> String {
         "NaN".into()
     } else if n.is_infinite() {
         if n > 0.0 { "Infinity" } else { "-Infinity" }.into()
-    } else if n.fract() == 0.0 && n.abs() < 1e21 {
-        format!("{}", n as i64)
+    } else if n.fract() == 0.0 && n.abs() < 9.0e18 {
+        (n as i64).to_string()
     } else {
-        format!("{n}")
+        number_text(n)
     }
 }
 

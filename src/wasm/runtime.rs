@@ -7,6 +7,7 @@
 
 use super::convert::{describe, get, id_arg, is_objectish, options_arg, set, string_arg, value_from_js, value_to_js};
 use super::error::{invalid, to_js};
+use super::future_to_promise;
 use super::ports::{flush_listener, JsClock, JsHost, JsIds, JsProvider, JsSpawn};
 use super::signal::Link;
 use super::store::JsStore;
@@ -23,7 +24,6 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 
 #[wasm_bindgen(module = "/src/wasm/js/runtime.js")]
 extern "C" {
