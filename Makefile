@@ -20,6 +20,7 @@ lint: setup
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
+	cargo clippy --lib --target wasm32-unknown-unknown --no-default-features -- -D warnings
 	@! grep -rln 'wasm_bindgen\|js_sys' src --include=*.rs | grep -v '^src/wasm/' \
 	  || { echo "wasm-bindgen/js-sys used outside src/wasm/"; exit 1; }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds pkg/: the `subagent-tree` npm package (ES module, .wasm, JS glue,
-# .d.ts, per-runtime entries), then prints the sizes raw and gzipped.
+# .d.ts, per-runtime entries) and its `subagent-tree/lite` entry (the same
+# core built without the `runtime` feature: a second, small wasm), then
+# prints the sizes raw and gzipped and enforces size-budget.json.
 #   cargo (release, wasm32) -> wasm-bindgen --target web -> wasm-opt -Oz -> entries
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,11 +12,27 @@ CRATE=subagent_tree
 OUT=pkg
 WASM_IN=target/wasm32-unknown-unknown/release/$CRATE.wasm
 
-cargo build --release --lib --target wasm32-unknown-unknown
-
 rm -rf "$OUT"
 mkdir -p "$OUT"
+
+# Float formatting (core's flt2dec, ~20 KB) must stay out of the wasm: numbers
+# are formatted by hand (integers) or by JS. The check reads the symbol names
+# cargo's output still carries (wasm-opt strips them).
+no_float_formatting() {
+  if grep -aq 'flt2dec' "$1"; then
+    echo "build-pkg: $2 contains float formatting (core::num::flt2dec); format numbers with JS String(n) or by hand" >&2
+    return 1
+  fi
+}
+
+# The full package, then the lite one (same target dir: cargo keeps both
+# feature sets' artifacts, so each rebuild is incremental).
+cargo build --release --lib --target wasm32-unknown-unknown
+no_float_formatting "$WASM_IN" "the full wasm" || FLOAT_FULL=1
 wasm-bindgen --target web --out-dir "$OUT" --out-name "$CRATE" "$WASM_IN"
+cargo build --release --lib --target wasm32-unknown-unknown --no-default-features
+no_float_formatting "$WASM_IN" "the lite wasm"
+wasm-bindgen --target web --out-dir "$OUT" --out-name "${CRATE}_lite" "$WASM_IN"
 
 # wasm-opt: Debian's binaryen 108 corrupts wasm-bindgen's externref table
 # export (rustc emits reference types by default; the module then fails to
@@ -31,11 +49,13 @@ if [ -z "$WASM_OPT" ]; then
   fi
   WASM_OPT=pkg-tests/node_modules/.bin/wasm-opt
 fi
-"$WASM_OPT" -Oz \
-  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-  --enable-mutable-globals --enable-reference-types --enable-multivalue \
-  "$OUT/${CRATE}_bg.wasm" -o "$OUT/${CRATE}_bg.wasm.opt"
-mv "$OUT/${CRATE}_bg.wasm.opt" "$OUT/${CRATE}_bg.wasm"
+for name in "$CRATE" "${CRATE}_lite"; do
+  "$WASM_OPT" -Oz \
+    --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals --enable-reference-types --enable-multivalue \
+    "$OUT/${name}_bg.wasm" -o "$OUT/${name}_bg.wasm.opt"
+  mv "$OUT/${name}_bg.wasm.opt" "$OUT/${name}_bg.wasm"
+done
 
 # The SubagentError class lives in the snippet wasm-bindgen copied; every
 # entry re-exports that very module so `instanceof` matches what the bridge throws.
@@ -47,6 +67,10 @@ description=$(sed -n 's/^description = "\(.*\)"/\1/p' Cargo.toml | head -1)
 for entry in node.js web.js workerd.js; do
   sed -e "s#__SNIPPET__#./$snippet#" -e "s#__RUNTIME_SNIPPET__#./$(dirname "$snippet")/runtime.js#" "src/wasm/js/$entry" > "$OUT/$entry"
 done
+for entry in node.js web.js workerd.js; do
+  sed -e "s#__SNIPPET__#./$snippet#" "src/wasm/js/lite/$entry" > "$OUT/lite-$entry"
+done
+cp src/wasm/js/lite/lite.d.ts "$OUT/lite.d.ts"
 cp src/wasm/js/index.d.ts "$OUT/index.d.ts"
 cp -r src/wasm/js/web "$OUT/web"   # <subagent-tree> element, IndexedDB store, TreeLock (browser)
 # Durable Object store + OpenAI-compatible model host (edge/), file store (node/):
@@ -68,7 +92,28 @@ size_line() {
 {
   size_line "wasm (wasm-opt -Oz)" "$OUT/${CRATE}_bg.wasm"
   size_line "JS glue" "$OUT/$CRATE.js"
+  size_line "lite wasm (wasm-opt -Oz)" "$OUT/${CRATE}_lite_bg.wasm"
+  size_line "lite JS glue" "$OUT/${CRATE}_lite.js"
   size_line "error class snippet" "$OUT/$snippet"
-  for entry in node.js web.js workerd.js; do size_line "entry $entry" "$OUT/$entry"; done
+  for entry in node.js web.js workerd.js lite-node.js lite-web.js lite-workerd.js; do size_line "entry $entry" "$OUT/$entry"; done
 } | tee "$OUT/sizes.txt"
+
+# Size budgets (size-budget.json): wasm + JS glue, gzip -9. Deterministic for
+# a given toolchain, so this is a check, not a timing. `budget` is enforced;
+# `goal` is where the budget is heading.
+gz() { cat "$@" | gzip -9c | wc -c; }
+budget_fail=0
+for part in lite full; do
+  if [ "$part" = lite ]; then files=("$OUT/${CRATE}_lite_bg.wasm" "$OUT/${CRATE}_lite.js"); else files=("$OUT/${CRATE}_bg.wasm" "$OUT/$CRATE.js"); fi
+  size=$(( $(gz "${files[0]}") + $(gz "${files[1]}") ))
+  read -r budget goal < <(node -e 'const b = require("./size-budget.json")[process.argv[1]]; console.log(b.gzipBytes, b.goalGzipBytes)' "$part")
+  verdict=ok
+  if [ "$size" -gt "$budget" ]; then verdict="OVER BUDGET"; budget_fail=1; fi
+  printf 'size budget %-5s wasm+glue %7d B gzip  budget %7d B  goal %7d B  %s\n' "$part" "$size" "$budget" "$goal" "$verdict" | tee -a "$OUT/sizes.txt"
+done
+[ "$budget_fail" = 0 ] || { echo "build-pkg: over the size budget (size-budget.json)" >&2; exit 1; }
+if [ -n "${FLOAT_FULL:-}" ]; then
+  echo "build-pkg: the full wasm still carries float formatting (see above)" >&2
+  exit 1
+fi
 echo "build-pkg: $OUT/ ready (subagent-tree $version)"

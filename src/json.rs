@@ -193,6 +193,42 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 }
 
+type NumberFormatter = fn(f64) -> String;
+
+thread_local! {
+    static NUMBER_TEXT: std::cell::Cell<Option<NumberFormatter>> = const { std::cell::Cell::new(None) };
+}
+
+/// Sets how non-integer numbers are written as text. The wasm bridge hands
+/// in JS's `String(n)` so core's float formatting (about 20 KB) stays out of
+/// the wasm; natively Rust's shortest round-trip formatting is the default.
+pub fn set_number_formatter(format: NumberFormatter) {
+    NUMBER_TEXT.with(|f| f.set(Some(format)));
+}
+
+/// A finite number as JSON text: integers by hand, others through the formatter.
+pub fn number_text(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 9.0e18 {
+        return (n as i64).to_string();
+    }
+    match NUMBER_TEXT.with(|f| f.get()) {
+        Some(format) => format(n),
+        None => default_number_text(n),
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn default_number_text(n: f64) -> String {
+    n.to_string()
+}
+
+/// Without the bridge's formatter (never the case in the package): integers
+/// only, so no float formatting is linked into the wasm.
+#[cfg(target_arch = "wasm32")]
+fn default_number_text(n: f64) -> String {
+    (n.round() as i64).to_string()
+}
+
 impl Value {
     /// Compact JSON text (for model-visible text; not a general serializer).
     pub fn to_json(&self) -> String {
@@ -206,7 +242,7 @@ fn write_json(v: &Value, out: &mut String) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) if n.is_finite() => out.push_str(&n.to_string()),
+        Value::Number(n) if n.is_finite() => out.push_str(&number_text(*n)),
         Value::Number(_) => out.push_str("null"),
         Value::String(s) => write_json_string(s, out),
         Value::Array(items) => {

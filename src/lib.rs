@@ -21,6 +21,10 @@
 //! | [`path`] | `cwd` resolution |
 //! | [`signal`], [`exec`] | cancellation and a small local executor |
 //! | `sim` | (native) the deterministic simulation with fault injection |
+//!
+//! The modules from `schema` to `team` (and `sim`) need the default `runtime`
+//! feature; without it the crate is the listing core the `subagent-tree/lite`
+//! package entry is built from.
 //! | [`error`] | `SubagentError` and its stable codes |
 
 pub mod catalog;
@@ -31,18 +35,27 @@ pub mod json;
 pub mod listing;
 pub mod name;
 pub mod path;
+#[cfg(feature = "runtime")]
 pub mod ports;
+#[cfg(feature = "runtime")]
 pub mod providers;
+#[cfg(feature = "runtime")]
 pub mod result;
+#[cfg(feature = "runtime")]
 pub mod runtime;
+#[cfg(feature = "runtime")]
 pub mod schema;
 pub mod signal;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(feature = "runtime", not(target_arch = "wasm32")))]
 pub mod sim;
 pub mod store;
+#[cfg(feature = "runtime")]
 pub mod team;
+#[cfg(feature = "runtime")]
 pub mod testkit;
+#[cfg(feature = "runtime")]
 pub mod text;
+#[cfg(feature = "runtime")]
 pub mod tools;
 
 #[cfg(target_arch = "wasm32")]
@@ -54,7 +67,9 @@ pub use error::{ErrorCode, Result, SubagentError};
 pub use event::SessionEvent;
 pub use listing::{list_descendants, resolve_name, ChildRow, DiagnosticReason, DiagnosticRow, Row};
 pub use name::{default_name, is_valid_name, AgentName, AgentRef};
+#[cfg(feature = "runtime")]
 pub use result::SubagentResult;
+#[cfg(feature = "runtime")]
 pub use runtime::{Activation, ActivationSpec, Agent, Runtime, RuntimeOptions};
 pub use signal::Signal;
 pub use store::{MemoryStore, ReadQuery, Store};

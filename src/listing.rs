@@ -1,8 +1,11 @@
 //! Descendant listing and name resolution over a [`Store`] (seeds 003 and 000).
 //!
 //! Listing reads catalogs level by level: every catalog of one depth in one
-//! `read_many` round trip when the store offers it, else one `read` each. Each
-//! reachable catalog is read once. The rows are then assembled in stable
+//! `read_many` round trip when the store offers it, else one `read` each with
+//! up to [`MAX_CONCURRENT_READS`] of them in flight at once (so reads of one
+//! level overlap, and a tree of depth d costs d + 1 round trips of latency
+//! whenever a level has at most that many members). Each reachable catalog is
+//! read once. The rows are then assembled in stable
 //! pre-order from the catalogs in memory, so the two read strategies give the
 //! same rows, and duplicate ids and cycles are skipped at their later
 //! pre-order occurrence. Nothing here loads or resumes an agent.
@@ -10,10 +13,20 @@
 use crate::catalog::{self, CatalogEntry, Mode};
 use crate::error::{ErrorCode, Result, SubagentError};
 use crate::event;
-use crate::name::{self, join_path, AgentName, AgentRef};
+use crate::exec::LocalBoxFuture;
+use crate::name::{self, AgentName, AgentRef};
 use crate::signal::Signal;
 use crate::store::{ReadQuery, ReadResult, Store};
 use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::task::Poll;
+
+/// Catalog reads in flight at once, within one level, for a store without
+/// `read_many`: enough to sit at the round-trip floor for wide levels, few
+/// enough that a host store is not flooded.
+pub const MAX_CONCURRENT_READS: usize = 64;
 
 /// Why a branch of the tree could not be shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -48,8 +61,166 @@ pub struct ChildRow {
     pub label: Option<String>,
     pub name: Option<AgentName>,
     /// Names from the requested root, when every member on the way is named.
-    pub path: Option<String>,
+    /// Shared with the parent's row, so a listing's memory stays linear in the tree.
+    pub path: Option<FullName>,
     pub has_children: bool,
+}
+
+impl ChildRow {
+    /// The full name as a string (built on demand: O(depth)).
+    pub fn path_string(&self) -> Option<String> {
+        self.path.as_ref().map(FullName::to_string)
+    }
+}
+
+/// A full name from the requested root (`reviewer/checker`), as a link to the
+/// parent's full name plus one segment. Cloning is O(1); `to_string` builds
+/// the `/`-joined text in O(length). Rows of a listing share their ancestors'
+/// links, so a chain of n members costs O(n), not O(n * depth). Nothing here
+/// recurses over the depth (dropping, comparing and formatting included).
+#[derive(Clone)]
+pub struct FullName(Rc<Link>);
+
+struct Link {
+    parent: Option<FullName>,
+    name: AgentName,
+    /// Segments from the requested root (1 for a direct child).
+    segments: u32,
+    /// Bytes of the joined text.
+    len: usize,
+}
+
+impl FullName {
+    /// `name` below `parent` (`None`: a direct child of the requested root).
+    pub fn child(parent: Option<&FullName>, name: AgentName) -> FullName {
+        let (segments, len) = match parent {
+            None => (1, name.as_str().len()),
+            Some(p) => (p.0.segments + 1, p.0.len + 1 + name.as_str().len()),
+        };
+        FullName(Rc::new(Link { parent: parent.cloned(), name, segments, len }))
+    }
+
+    /// The last segment.
+    pub fn name(&self) -> &AgentName {
+        &self.0.name
+    }
+
+    /// The full name one level up (`None` for a direct child of the root).
+    pub fn parent(&self) -> Option<&FullName> {
+        self.0.parent.as_ref()
+    }
+
+    /// Number of segments.
+    pub fn segments(&self) -> u32 {
+        self.0.segments
+    }
+
+    /// Length of the joined text in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Whether two full names are the same link (not merely equal text).
+    pub fn same(&self, other: &FullName) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// The segments from the root down.
+    pub fn names(&self) -> Vec<&AgentName> {
+        let mut out = Vec::with_capacity(self.0.segments as usize);
+        let mut at = Some(self);
+        while let Some(link) = at {
+            out.push(&link.0.name);
+            at = link.parent();
+        }
+        out.reverse();
+        out
+    }
+}
+
+impl fmt::Display for FullName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut text = String::with_capacity(self.0.len);
+        for (i, name) in self.names().into_iter().enumerate() {
+            if i > 0 {
+                text.push('/');
+            }
+            text.push_str(name.as_str());
+        }
+        f.write_str(&text)
+    }
+}
+
+impl fmt::Debug for FullName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.to_string(), f)
+    }
+}
+
+impl PartialEq for FullName {
+    fn eq(&self, other: &FullName) -> bool {
+        let (mut a, mut b) = (Some(self), Some(other));
+        while let (Some(x), Some(y)) = (a, b) {
+            if x.same(y) {
+                return true;
+            }
+            if x.0.len != y.0.len || x.0.segments != y.0.segments || x.0.name != y.0.name {
+                return false;
+            }
+            (a, b) = (x.parent(), y.parent());
+        }
+        a.is_none() && b.is_none()
+    }
+}
+
+impl Eq for FullName {}
+
+impl PartialEq<str> for FullName {
+    fn eq(&self, other: &str) -> bool {
+        if self.0.len != other.len() {
+            return false;
+        }
+        // Segment by segment from the end, without building the text.
+        let mut rest = other;
+        let mut at = Some(self);
+        while let Some(link) = at {
+            let name = link.0.name.as_str();
+            let Some(head) = rest.strip_suffix(name) else { return false };
+            at = link.parent();
+            rest = match at {
+                Some(_) => match head.strip_suffix('/') {
+                    Some(head) => head,
+                    None => return false,
+                },
+                None => head,
+            };
+        }
+        rest.is_empty()
+    }
+}
+
+impl PartialEq<&str> for FullName {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
+    }
+}
+
+impl Drop for Link {
+    /// Unlinks the chain iteratively: dropping the last row of a 20,000-deep
+    /// chain must not recurse 20,000 frames deep.
+    fn drop(&mut self) {
+        let mut parent = self.parent.take();
+        while let Some(FullName(rc)) = parent {
+            match Rc::try_unwrap(rc) {
+                Ok(mut link) => parent = link.parent.take(),
+                Err(_) => break,
+            }
+        }
+    }
 }
 
 /// A branch shown as a diagnostic instead of a child.
@@ -138,12 +309,35 @@ async fn read_level(store: &dyn Store, ids: &[String], signal: &Signal) -> Resul
             Err(_) => Ok(ids.iter().map(|_| Outcome::Failed(DiagnosticReason::Unavailable)).collect()),
         };
     }
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        let read = signal.guard(store.read(id, &query)).await;
-        out.push(outcome(read, &query)?);
-    }
-    Ok(out)
+    // Up to MAX_CONCURRENT_READS reads in flight, issued in level order; each
+    // finished read makes room for the next. The level's results keep its order.
+    let mut results: Vec<Option<ReadResult>> = ids.iter().map(|_| None).collect();
+    let mut pending: Vec<(usize, LocalBoxFuture<'_, ReadResult>)> = Vec::new();
+    let mut issued = 0;
+    poll_fn(|cx| loop {
+        while pending.len() < MAX_CONCURRENT_READS && issued < ids.len() {
+            let read: LocalBoxFuture<'_, ReadResult> = Box::pin(signal.guard(store.read(&ids[issued], &query)));
+            pending.push((issued, read));
+            issued += 1;
+        }
+        let before = pending.len();
+        pending.retain_mut(|(i, read)| match read.as_mut().poll(cx) {
+            Poll::Ready(result) => {
+                results[*i] = Some(result);
+                false
+            }
+            Poll::Pending => true,
+        });
+        if signal.is_aborted() || (pending.is_empty() && issued == ids.len()) {
+            return Poll::Ready(());
+        }
+        if pending.len() == before {
+            return Poll::Pending;
+        }
+    })
+    .await;
+    signal.check()?;
+    results.into_iter().map(|r| outcome(r.unwrap_or_else(|| Err(SubagentError::cancelled())), &query)).collect()
 }
 
 /// Lists every descendant reachable from `root`'s catalog, in stable pre-order.
@@ -187,12 +381,12 @@ fn assemble(root: &str, root_entries: &[CatalogEntry], catalogs: &HashMap<String
         next: usize,
         parent_id: &'a str,
         depth: u32,
-        path: Option<String>,
+        /// `None` below an unnamed member; `Some(None)` at the root.
+        path: Option<Option<FullName>>,
     }
     let mut rows = Vec::new();
     let mut seen: HashSet<&str> = HashSet::from([root]);
-    let mut stack =
-        vec![Frame { entries: root_entries, next: 0, parent_id: root, depth: 1, path: Some(String::new()) }];
+    let mut stack = vec![Frame { entries: root_entries, next: 0, parent_id: root, depth: 1, path: Some(None) }];
     while let Some(frame) = stack.last_mut() {
         let Some(entry) = frame.entries.get(frame.next) else {
             stack.pop();
@@ -203,7 +397,10 @@ fn assemble(root: &str, root_entries: &[CatalogEntry], catalogs: &HashMap<String
             continue; // a repeated id or a cycle
         }
         let (parent_id, depth) = (frame.parent_id.to_owned(), frame.depth);
-        let path = join_path(frame.path.as_deref(), entry.name.as_ref());
+        let path = match (&frame.path, &entry.name) {
+            (Some(parent), Some(name)) => Some(FullName::child(parent.as_ref(), name.clone())),
+            _ => None,
+        };
         let diagnostic = |reason| {
             Row::Diagnostic(DiagnosticRow { id: entry.id.clone(), parent_id: parent_id.clone(), depth, reason })
         };
@@ -235,7 +432,13 @@ fn assemble(root: &str, root_entries: &[CatalogEntry], catalogs: &HashMap<String
             })
         });
         if let Some(children) = children {
-            stack.push(Frame { entries: children, next: 0, parent_id: &entry.id, depth: depth + 1, path });
+            stack.push(Frame {
+                entries: children,
+                next: 0,
+                parent_id: &entry.id,
+                depth: depth + 1,
+                path: path.map(Some),
+            });
         }
     }
     // A member has children when some row names it as parent (after skips).

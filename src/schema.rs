@@ -431,7 +431,15 @@ fn json_eq(literal: &Value, value: &Value) -> bool {
     }
 }
 
+/// A number as JS would print it (in the wasm: JS's own `String(n)`, so no
+/// float formatting is linked in).
+#[cfg(target_arch = "wasm32")]
+fn number_text(n: f64) -> String {
+    crate::json::number_text(n)
+}
+
 /// A number as JS would print it, near enough for messages.
+#[cfg(not(target_arch = "wasm32"))]
 fn number_text(n: f64) -> String {
     let abs = n.abs();
     if abs != 0.0 && !(1e-6..1e21).contains(&abs) {

@@ -360,7 +360,7 @@ impl Toolset {
         let rows = self.runtime.list_descendants(root, signal).await?;
         let mut names = vec![(root.to_owned(), LEAD.to_owned())];
         names.extend(rows.iter().filter_map(|r| match &r.row {
-            Row::Child(c) => Some((c.id.clone(), c.path.clone().unwrap_or_else(|| c.id.clone()))),
+            Row::Child(c) => Some((c.id.clone(), c.path_string().unwrap_or_else(|| c.id.clone()))),
             Row::Diagnostic(_) => None,
         }));
         Ok(names)
@@ -389,7 +389,7 @@ impl Toolset {
         } else {
             rows.iter()
                 .find_map(|r| match &r.row {
-                    Row::Child(c) if c.id == id => Some(c.path.clone().unwrap_or_else(|| c.id.clone())),
+                    Row::Child(c) if c.id == id => Some(c.path_string().unwrap_or_else(|| c.id.clone())),
                     _ => None,
                 })
                 .unwrap_or_else(|| id.clone())
@@ -404,7 +404,7 @@ impl Toolset {
         }
         let mut names: Vec<String> = vec![LEAD.to_owned()];
         names.extend(rows.iter().filter_map(|r| match &r.row {
-            Row::Child(c) => c.path.clone(),
+            Row::Child(c) => c.path_string(),
             Row::Diagnostic(_) => None,
         }));
         let close = closest(text, &names);
@@ -417,7 +417,7 @@ impl Toolset {
 
     fn full_name(&self, row: &Row) -> String {
         let path = match row {
-            Row::Child(c) => c.path.clone(),
+            Row::Child(c) => c.path_string(),
             Row::Diagnostic(_) => None,
         };
         match (self.agent.path(), path) {

@@ -587,6 +587,75 @@ fn read_many_costs_exactly_one_round_trip_per_depth_level() {
     assert_eq!(store.stats(), StoreStats { appends: 0, reads: 85, read_manys: 0 });
 }
 
+/// Without read_many, the reads of one level overlap, up to
+/// MAX_CONCURRENT_READS at once, issued in level order: a level of at most
+/// that many members costs one round trip, as with read_many.
+#[test]
+fn without_read_many_the_reads_of_a_level_overlap_up_to_a_bound() {
+    use std::cell::{Cell, RefCell};
+    use subagent_tree::exec::LocalBoxFuture;
+    use subagent_tree::listing::MAX_CONCURRENT_READS;
+    use subagent_tree::store::ReadResult;
+    use subagent_tree::ReadQuery;
+    struct Slow {
+        inner: subagent_tree::MemoryStore,
+        in_flight: Cell<usize>,
+        peaks: RefCell<Vec<usize>>,
+        order: RefCell<Vec<String>>,
+    }
+    impl Store for Slow {
+        fn append<'a>(&'a self, s: &'a str, e: Vec<subagent_tree::SessionEvent>) -> LocalBoxFuture<'a, Result<()>> {
+            self.inner.append(s, e)
+        }
+        fn read<'a>(&'a self, s: &'a str, q: &'a ReadQuery) -> LocalBoxFuture<'a, ReadResult> {
+            Box::pin(async move {
+                self.order.borrow_mut().push(s.to_owned());
+                self.in_flight.set(self.in_flight.get() + 1);
+                self.peaks.borrow_mut().push(self.in_flight.get());
+                for _ in 0..3 {
+                    yield_now().await;
+                }
+                self.in_flight.set(self.in_flight.get() - 1);
+                Ok(self.inner.read_now(s, q))
+            })
+        }
+    }
+    // Levels of 10, 100 and 1,000 members.
+    let mut t = Tree::new();
+    let mut level = vec![ROOT.to_owned()];
+    let mut order = vec![ROOT.to_owned()];
+    for depth in 1..=3 {
+        let mut next = Vec::new();
+        for parent in &level {
+            for i in 0..10 {
+                let id = format!("{parent}.{i}");
+                t.add(parent, v3(&id, "continuable", &format!("n{depth}-{i}")));
+                next.push(id);
+            }
+        }
+        order.extend(next.iter().cloned());
+        level = next;
+    }
+    let store = Rc::new(Slow {
+        inner: t.store(false),
+        in_flight: Cell::new(0),
+        peaks: RefCell::default(),
+        order: RefCell::default(),
+    });
+    let rows = list(&store, ROOT).unwrap();
+    assert_eq!(rows, list(&Rc::new(t.store(true)), ROOT).unwrap());
+    assert_eq!(rows.len(), 1110);
+    // Each catalog once, breadth-first, in level order.
+    assert_eq!(*store.order.borrow(), order);
+    let peaks = store.peaks.borrow();
+    let peak = |range: std::ops::Range<usize>| peaks[range].iter().copied().max().unwrap();
+    assert_eq!(peak(0..1), 1, "the root alone");
+    assert_eq!(peak(1..11), 10, "all ten of level 1 at once");
+    assert_eq!(peak(11..111), MAX_CONCURRENT_READS, "level 2: bounded");
+    assert_eq!(peak(111..1111), MAX_CONCURRENT_READS, "level 3: bounded");
+    assert_eq!(store.in_flight.get(), 0);
+}
+
 /// Fork isolation: a fork's log starts with its parent's prefix (catalog
 /// events included), then `session/start {inheritedEventCount: k}` at seq k.
 /// Only the fork's own catalog events are its children.
@@ -937,4 +1006,87 @@ fn resolve_only_returns_ids_and_writes_nothing() {
     assert_eq!(before, after);
     assert_eq!(store.stats().appends, 0);
     assert_eq!(store.sessions(), t.session_ids());
+}
+
+// ---------------------------------------------------------------------------
+// Linear cost in depth
+
+/// A 20,000-deep chain of 32-character names lists under both strategies:
+/// each row's full name is its parent's plus one link (shared, never rebuilt
+/// from the root), so the rows cost memory linear in the tree.
+#[test]
+fn a_20000_deep_chain_of_long_names_lists_with_shared_full_names() {
+    const DEPTH: usize = 20_000;
+    let name = |i: usize| format!("n{i:031}");
+    let mut t = Tree::new();
+    let mut parent = ROOT.to_owned();
+    for i in 0..DEPTH {
+        let id = format!("c{i}");
+        t.add(&parent, v3(&id, "continuable", &name(i)));
+        parent = id;
+    }
+    for (label, batch) in STRATEGIES {
+        let store = Rc::new(t.store(batch));
+        let rows = list(&store, ROOT).unwrap();
+        assert_eq!(rows.len(), DEPTH, "{label}");
+        let mut prev: Option<&subagent_tree::listing::FullName> = None;
+        for (i, row) in rows.iter().enumerate() {
+            let Row::Child(c) = row else { panic!("{label}: row {i} is {row:?}") };
+            assert_eq!(c.depth as usize, i + 1);
+            let path = c.path.as_ref().expect("a named chain has paths");
+            assert_eq!(path.name().as_str(), name(i));
+            assert_eq!(path.segments() as usize, i + 1);
+            assert_eq!(path.len(), (i + 1) * 33 - 1);
+            // The parent's link itself, not a copy.
+            match (prev, path.parent()) {
+                (None, None) => {}
+                (Some(p), Some(q)) => assert!(p.same(q), "{label}: row {i} does not share its parent's full name"),
+                other => panic!("{label}: row {i}: {other:?}"),
+            }
+            assert_eq!(c.has_children, i + 1 < DEPTH);
+            prev = Some(path);
+        }
+        let last = rows.last().and_then(|r| match r {
+            Row::Child(c) => c.path_string(),
+            Row::Diagnostic(_) => None,
+        });
+        let last = last.unwrap();
+        assert_eq!(last.len(), DEPTH * 33 - 1);
+        assert!(last.starts_with(&format!("{}/{}/", name(0), name(1))));
+        assert!(last.ends_with(&format!("/{}", name(DEPTH - 1))));
+        // Dropping the rows unlinks the chain without recursing over its depth.
+        drop(rows);
+    }
+}
+
+/// Full names compare, print and drop without recursion, and equal text means equal names.
+#[test]
+fn full_names_compare_by_text_and_drop_iteratively() {
+    use subagent_tree::listing::FullName;
+    use subagent_tree::AgentName;
+    let n = |s: &str| AgentName::parse(s).unwrap();
+    let a = FullName::child(None, n("reviewer"));
+    let ab = FullName::child(Some(&a), n("checker"));
+    let other = FullName::child(Some(&FullName::child(None, n("reviewer"))), n("checker"));
+    assert_eq!(ab.to_string(), "reviewer/checker");
+    assert_eq!(format!("{ab:?}"), "\"reviewer/checker\"");
+    assert_eq!(ab, other);
+    assert!(!ab.same(&other));
+    assert_eq!(ab, "reviewer/checker");
+    for wrong in ["reviewer/checke", "reviewerchecker", "x/reviewer/checker", "checker", "reviewer/checker/"] {
+        assert!(ab != wrong, "{wrong}");
+    }
+    assert_ne!(ab, FullName::child(Some(&a), n("checkers")));
+    assert_ne!(ab, a);
+    // A million links: built, compared, dropped, all without deep recursion.
+    let mut deep = FullName::child(None, n("a"));
+    let mut twin = FullName::child(None, n("a"));
+    for _ in 0..1_000_000 {
+        deep = FullName::child(Some(&deep), n("b"));
+        twin = FullName::child(Some(&twin), n("b"));
+    }
+    assert_eq!(deep, twin);
+    assert_eq!(deep.len(), 1 + 2 * 1_000_000);
+    drop(deep);
+    drop(twin);
 }

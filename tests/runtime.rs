@@ -508,7 +508,7 @@ fn a_restart_rebuilds_names_and_a_message_resumes_a_cold_member() {
     let paths: Vec<Option<String>> = rows
         .iter()
         .map(|r| match &r.row {
-            Row::Child(c) => c.path.clone(),
+            Row::Child(c) => c.path_string(),
             Row::Diagnostic(_) => None,
         })
         .collect();

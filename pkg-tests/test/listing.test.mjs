@@ -364,3 +364,70 @@ test('re-entrancy: a store that aborts synchronously, or calls the library from 
   assert.deepEqual(await listDescendants(nested, 'root'), EXPECTED);
   assert.equal((await inner.read('deep')).length, 1);
 });
+
+test('a 20,000-deep chain of 32-character names lists, each path built from its parent (issue 14)', async () => {
+  const DEPTH = 20_000;
+  const name = (i) => 'n' + String(i).padStart(31, '0');
+  const fullName = (i) => Array.from({ length: i + 1 }, (_, k) => name(k)).join('/');
+  const logs = {};
+  let parent = 'root';
+  for (let i = 0; i < DEPTH; i++) {
+    logs[parent] = log([c3(`c${i}`, name(i))]);
+    parent = `c${i}`;
+  }
+  logs[parent] = [];
+  const withMany = await memory(logs);
+  const readOnly = { read: (id, o) => withMany.read(id, o), append() {} };
+  for (const store of [withMany, readOnly]) {
+    const rows = await listDescendants(store, 'root');
+    assert.equal(rows.length, DEPTH);
+    for (const i of [0, 1, 2, 4_999, DEPTH - 2]) {
+      assert.equal(rows[i].depth, i + 1);
+      assert.equal(rows[i].hasChildren, true);
+      assert.equal(rows[i].path.length, (i + 1) * 33 - 1);
+    }
+    assert.equal(rows[2].path, fullName(2));
+    const last = rows[DEPTH - 1];
+    assert.equal(last.hasChildren, false);
+    assert.equal(last.path, fullName(DEPTH - 1));
+  }
+});
+
+test('without readMany, reads of one level overlap, at most 64 at once (issue 15)', async () => {
+  // Levels of 10, 100 and 1,000 members, every read answered after a timer.
+  const logs = {};
+  let level = ['root'];
+  for (let depth = 1; depth <= 3; depth++) {
+    const next = [];
+    for (const parent of level) {
+      logs[parent] = log(Array.from({ length: 10 }, (_, i) => c3(`${parent}.${i}`, `n${depth}-${i}`)));
+      next.push(...logs[parent].map((e) => e.payload.childId));
+    }
+    level = next;
+  }
+  for (const id of level) logs[id] = [];
+  let inFlight = 0;
+  const peaks = [];
+  const order = [];
+  const store = {
+    async read(id) {
+      order.push(id);
+      peaks.push(++inFlight);
+      await new Promise((r) => setTimeout(r, 1));
+      inFlight--;
+      return logs[id] ?? null;
+    },
+    append() {},
+  };
+  const rows = await listDescendants(store, 'root');
+  assert.equal(rows.length, 1110);
+  assert.deepEqual(rows, await listDescendants(await memory(logs), 'root'));
+  assert.equal(new Set(order).size, order.length, 'each catalog is read once');
+  assert.equal(order.length, 1111);
+  const peak = (from, to) => Math.max(...peaks.slice(from, to));
+  assert.equal(peak(0, 1), 1);
+  assert.equal(peak(1, 11), 10);
+  assert.equal(peak(11, 111), 64);
+  assert.equal(peak(111, 1111), 64);
+  assert.equal(inFlight, 0);
+});

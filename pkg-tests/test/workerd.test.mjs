@@ -41,9 +41,9 @@ export default {
 };
 `;
 
-test('the workerd entry works in real workerd', async () => {
+for (const exportKey of ['.', './lite']) test(`the workerd entry of '${exportKey}' works in real workerd`, async () => {
   const pkgJson = JSON.parse(await readFile(path.join(pkgDir, 'package.json'), 'utf8'));
-  const entry = pkgJson.exports['.'].workerd.replace(/^\.\//, '');
+  const entry = pkgJson.exports[exportKey].workerd.replace(/^\.\//, '');
   const pkgFiles = await readdir(pkgDir, { recursive: true });
   const modules = [{ type: 'ESModule', path: path.join(root, 'worker.mjs'), contents: WORKER(entry) }];
   for (const file of pkgFiles) {

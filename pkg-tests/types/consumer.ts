@@ -105,3 +105,17 @@ export async function tour(signal: AbortSignal): Promise<string[]> {
   void [ok, name, next, label, entries, read, many, flushed, id, codes, made, badMode];
   return out;
 }
+
+// subagent-tree/lite: the same listing types, the same error class.
+import * as lite from 'subagent-tree/lite';
+async function liteConsumer(): Promise<void> {
+  const store = new lite.MemoryStore();
+  const rows: Row[] = await lite.listDescendants(store, 'root');
+  const id: string = await lite.resolveName(store, 'root', 'reviewer');
+  const err: SubagentError = new lite.SubagentError('UNKNOWN_AGENT', 'x');
+  const codes: readonly string[] = lite.errorCodes;
+  void [rows, id, err, codes];
+  // @ts-expect-error the lite entry has no runtime
+  void lite.SubagentRuntime;
+}
+void liteConsumer;

@@ -437,7 +437,7 @@ impl Runtime {
                         return Err(crate::err!(
                             ActivationLimitReached,
                             "cannot resume {:?}: this tree already has {} live children, its capacity",
-                            row.path.as_deref().unwrap_or(target_id),
+                            row.path_string().as_deref().unwrap_or(target_id),
                             self.0.options.capacity
                         ));
                     }
@@ -520,7 +520,7 @@ impl Runtime {
                 .iter()
                 .rev()
                 .find_map(|r| match r {
-                    Row::Child(c) if c.id == row.parent_id => Some(c.path.clone().unwrap_or_else(|| c.id.clone())),
+                    Row::Child(c) if c.id == row.parent_id => Some(c.path_string().unwrap_or_else(|| c.id.clone())),
                     _ => None,
                 })
                 .unwrap_or_else(|| row.parent_id.clone())
@@ -538,9 +538,9 @@ impl Runtime {
             parent_id: Some(row.parent_id.clone()),
             ancestors,
             depth: row.depth,
-            full_name: row.path.clone().unwrap_or_else(|| row.id.clone()),
+            full_name: row.path_string().unwrap_or_else(|| row.id.clone()),
             parent_name: Some(parent_name),
-            path: row.path.clone(),
+            path: row.path_string(),
             label: row.label.clone().or_else(|| text("label")).unwrap_or_default(),
             provider: text("provider").unwrap_or_default(),
             cwd: log.cwd.clone().unwrap_or_else(|| self.0.options.default_cwd.clone()),

@@ -195,7 +195,11 @@ impl Runtime {
             None => None,
             Some(d) if d.is_finite() && d >= 0.0 && d.fract() == 0.0 && d <= MAX_SAFE_INTEGER => Some(d as u64),
             Some(d) => {
-                return Err(crate::err!(InvalidArgument, "maxDepth must be a non-negative safe integer, not {d}"))
+                return Err(crate::err!(
+                    InvalidArgument,
+                    "maxDepth must be a non-negative safe integer, not {}",
+                    crate::json::number_text(d)
+                ))
             }
         };
         let caps = provider.capabilities();

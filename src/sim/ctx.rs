@@ -275,7 +275,7 @@ impl Model {
         if self.rows.contains_key(id) {
             return Some(crate::name::LEAD.to_owned());
         }
-        self.child(id).map(|c| c.path.clone().unwrap_or_else(|| c.id.clone()))
+        self.child(id).map(|c| c.path_string().unwrap_or_else(|| c.id.clone()))
     }
 
     /// Every listed id of a tree (the root first).
@@ -294,7 +294,7 @@ impl Model {
             .map(|rows| {
                 rows.iter()
                     .filter_map(|r| match r {
-                        Row::Child(c) => c.path.clone().map(|p| (c.id.clone(), p)),
+                        Row::Child(c) => c.path_string().map(|p| (c.id.clone(), p)),
                         Row::Diagnostic(_) => None,
                     })
                     .collect()

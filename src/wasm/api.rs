@@ -3,10 +3,11 @@
 //! no rule lives here.
 
 use super::convert::{
-    agent_ref_to_js, count_arg, entry_to_js, events_from_js, id_arg, option, options_arg, row_to_js, string_arg,
+    agent_ref_to_js, count_arg, entry_to_js, events_from_js, id_arg, option, options_arg, rows_to_js, string_arg,
     strings_arg, value_from_js,
 };
 use super::error::{invalid, to_js};
+use super::future_to_promise;
 use super::signal::Link;
 use super::store::JsStore;
 use crate::catalog;
@@ -16,7 +17,6 @@ use crate::name::{self, AgentRef};
 use js_sys::{Array, JsString, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 
 type JsResult<T> = std::result::Result<T, JsValue>;
 
@@ -127,7 +127,7 @@ pub fn list_descendants(
     };
     future_to_promise(async move {
         match listing::list_descendants(&store, &root, link.signal()).await {
-            Ok(rows) => Ok(rows.iter().map(row_to_js).collect::<Array>().into()),
+            Ok(rows) => Ok(rows_to_js(&rows)),
             Err(e) => Err(link.error(e)),
         }
     })

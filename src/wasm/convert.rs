@@ -13,7 +13,7 @@ use crate::catalog::CatalogEntry;
 use crate::error::Result;
 use crate::event::SessionEvent;
 use crate::json::{Value, MAX_SAFE_INTEGER};
-use crate::listing::Row;
+use crate::listing::{FullName, Row};
 use crate::name::AgentRef;
 use js_sys::{Array, JsString, Object, Reflect};
 use wasm_bindgen::prelude::*;
@@ -33,6 +33,10 @@ extern "C" {
     fn array_from(value: &JsValue) -> std::result::Result<Array, JsValue>;
     #[wasm_bindgen(catch, js_namespace = Object, js_name = keys)]
     fn object_keys(value: &JsValue) -> std::result::Result<Array, JsValue>;
+    /// `String(n)`: JS formats non-integers, so core's float formatting
+    /// (about 20 KB) stays out of the wasm. Cannot throw for a number.
+    #[wasm_bindgen(js_name = String)]
+    pub(crate) fn number_text(n: f64) -> String;
 }
 
 /// A short description of a JS value for an error sentence ("42", "null", "an object", `"text"`).
@@ -72,10 +76,10 @@ fn format_number(n: f64) -> String {
         "NaN".into()
     } else if n.is_infinite() {
         if n > 0.0 { "Infinity" } else { "-Infinity" }.into()
-    } else if n.fract() == 0.0 && n.abs() < 1e21 {
-        format!("{}", n as i64)
+    } else if n.fract() == 0.0 && n.abs() < 9.0e18 {
+        (n as i64).to_string()
     } else {
-        format!("{n}")
+        number_text(n)
     }
 }
 
@@ -322,30 +326,68 @@ pub fn entry_to_js(entry: &CatalogEntry) -> JsValue {
     obj.into()
 }
 
-/// A child row or a diagnostic row.
-pub fn row_to_js(row: &Row) -> JsValue {
-    let obj = Object::new();
-    match row {
-        Row::Child(c) => {
-            set(&obj, "kind", &"child".into());
-            set(&obj, "id", &JsValue::from_str(&c.id));
-            set(&obj, "parentId", &JsValue::from_str(&c.parent_id));
-            set(&obj, "depth", &JsValue::from_f64(c.depth.into()));
-            set(&obj, "mode", &JsValue::from_str(c.mode.as_str()));
-            set_opt(&obj, "label", c.label.as_deref());
-            set_opt(&obj, "name", c.name.as_ref().map(|n| n.as_str()));
-            set_opt(&obj, "path", c.path.as_deref());
-            set(&obj, "hasChildren", &JsValue::from_bool(c.has_children));
+/// Rows to JS objects, in listing (pre-order) order. A row's `path` string is
+/// its parent's JS string plus `/name` (V8 keeps the concatenation as a rope),
+/// so a 20,000-deep chain costs memory linear in the tree, not in the sum of
+/// its full names' lengths. The stack holds the full names of the current row's
+/// ancestors only.
+#[derive(Default)]
+pub struct RowsToJs {
+    stack: Vec<(FullName, JsString)>,
+}
+
+impl RowsToJs {
+    fn path(&mut self, path: &FullName) -> JsString {
+        let parent = path.parent();
+        while let Some((top, _)) = self.stack.last() {
+            if parent.is_some_and(|p| p.same(top)) {
+                break;
+            }
+            self.stack.pop();
         }
-        Row::Diagnostic(d) => {
-            set(&obj, "kind", &"diagnostic".into());
-            set(&obj, "id", &JsValue::from_str(&d.id));
-            set(&obj, "parentId", &JsValue::from_str(&d.parent_id));
-            set(&obj, "depth", &JsValue::from_f64(d.depth.into()));
-            set(&obj, "reason", &JsValue::from_str(d.reason.as_str()));
-        }
+        let text = match (parent, self.stack.last()) {
+            (None, _) => JsString::from(path.name().as_str()),
+            (Some(_), Some((_, base))) => base.concat(&JsValue::from_str(&format!("/{}", path.name()))),
+            // Not listed in pre-order after its parent: built whole (O(depth)).
+            (Some(_), None) => JsString::from(path.to_string()),
+        };
+        self.stack.push((path.clone(), text.clone()));
+        text
     }
-    obj.into()
+
+    /// A child row or a diagnostic row.
+    pub fn row(&mut self, row: &Row) -> JsValue {
+        let obj = Object::new();
+        match row {
+            Row::Child(c) => {
+                set(&obj, "kind", &"child".into());
+                set(&obj, "id", &JsValue::from_str(&c.id));
+                set(&obj, "parentId", &JsValue::from_str(&c.parent_id));
+                set(&obj, "depth", &JsValue::from_f64(c.depth.into()));
+                set(&obj, "mode", &JsValue::from_str(c.mode.as_str()));
+                set_opt(&obj, "label", c.label.as_deref());
+                set_opt(&obj, "name", c.name.as_ref().map(|n| n.as_str()));
+                if let Some(path) = &c.path {
+                    set(&obj, "path", &self.path(path));
+                }
+                set(&obj, "hasChildren", &JsValue::from_bool(c.has_children));
+            }
+            Row::Diagnostic(d) => {
+                set(&obj, "kind", &"diagnostic".into());
+                set(&obj, "id", &JsValue::from_str(&d.id));
+                set(&obj, "parentId", &JsValue::from_str(&d.parent_id));
+                set(&obj, "depth", &JsValue::from_f64(d.depth.into()));
+                set(&obj, "reason", &JsValue::from_str(d.reason.as_str()));
+            }
+        }
+        obj.into()
+    }
+}
+
+/// Rows to a JS array (see [`RowsToJs`]).
+pub fn rows_to_js(rows: &[Row]) -> JsValue {
+    let mut out = RowsToJs::default();
+    rows.iter().map(|r| out.row(r)).collect::<Array>().into()
 }
 
 /// `{kind:'lead'} | {kind:'path', segments} | {kind:'session', id}`; a

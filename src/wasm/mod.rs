@@ -12,12 +12,34 @@
 //! | [`runtime`] | the exported `SubagentRuntime` class, agent handles, activations, tools |
 //! | [`ports`] | the agent host, providers, runs, clock and ids over JS objects |
 //! | [`ts`] | the hand-written TypeScript types |
+//!
+//! `runtime` and `ports` need the `runtime` feature (the lite build leaves them out).
 
 pub mod api;
 pub mod convert;
 pub mod error;
+#[cfg(feature = "runtime")]
 pub mod ports;
+#[cfg(feature = "runtime")]
 pub mod runtime;
 pub mod signal;
 pub mod store;
 pub mod ts;
+
+/// `wasm_bindgen_futures::future_to_promise` over one boxed future type: every
+/// async export shares a single copy of its body (~2.5 KB gzip saved) instead
+/// of one per future type.
+pub fn future_to_promise(
+    future: impl std::future::Future<Output = Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>> + 'static,
+) -> js_sys::Promise {
+    type Boxed =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>>>>;
+    wasm_bindgen_futures::future_to_promise(Box::pin(future) as Boxed)
+}
+
+/// Runs once when the module is instantiated (nothing random here: workerd
+/// forbids randomness at module top level).
+#[wasm_bindgen::prelude::wasm_bindgen(start)]
+fn start() {
+    crate::json::set_number_formatter(convert::number_text);
+}

@@ -7,6 +7,7 @@
 
 use super::convert::{describe, get, id_arg, is_objectish, options_arg, set, string_arg, value_from_js, value_to_js};
 use super::error::{invalid, to_js};
+use super::future_to_promise;
 use super::ports::{flush_listener, JsClock, JsHost, JsIds, JsProvider, JsSpawn};
 use super::signal::Link;
 use super::store::JsStore;
@@ -24,7 +25,6 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 
 #[wasm_bindgen(module = "/src/wasm/js/runtime.js")]
 extern "C" {
@@ -228,8 +228,8 @@ fn result_to_js(r: &SubagentResult) -> JsValue {
     obj.into()
 }
 
-fn live_row_to_js(row: &LiveRow) -> JsValue {
-    let obj = super::convert::row_to_js(&row.row);
+fn live_row_to_js(rows: &mut super::convert::RowsToJs, row: &LiveRow) -> JsValue {
+    let obj = rows.row(&row.row);
     let _ = js_sys::Reflect::set(&obj, &"activity".into(), &(if row.running { "running" } else { "inactive" }).into());
     obj
 }
@@ -895,7 +895,8 @@ impl JsRuntime {
         let rt = self.rt.clone();
         future_to_promise(async move {
             let rows = rt.list_descendants(&root, link.signal()).await.map_err(|e| link.error(e))?;
-            Ok(rows.iter().map(live_row_to_js).collect::<Array>().into())
+            let mut out = super::convert::RowsToJs::default();
+            Ok(rows.iter().map(|r| live_row_to_js(&mut out, r)).collect::<Array>().into())
         })
     }
 

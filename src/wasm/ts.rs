@@ -110,6 +110,10 @@ export interface ReadManyOptions {
  * Session log storage supplied by the host. `read` resolves to the session's
  * events or `null` when the session does not exist. `readMany`, when present,
  * answers one result per id, in order: events, `null`, or an `Error` for that id.
+ *
+ * Reads may overlap: without `readMany`, listing calls `read` for up to 64
+ * sessions of one tree level before the first answers (each session once),
+ * so a tree of depth d costs d + 1 round trips of latency with either method.
  */
 export interface SessionStore {
   append(sessionId: string, events: SessionEvent[]): MaybePromise<unknown>;

@@ -13,7 +13,16 @@
 // listed from its own Session id when expanded, and its depths and full names
 // are re-based onto the node it hangs from. Live updates apply what an event
 // says to what is already shown and read nothing again.
-import { listDescendants } from '../web.js';
+// From a store alone the element needs only listing: it loads the small
+// `subagent-tree/lite` wasm on first use (a live runtime lists for itself,
+// so a runtime page never downloads the lite module).
+let lite = null;
+const loadLite = () =>
+  (lite ??= import('../lite-web.js').catch((e) => {
+    lite = null; // a failed load is retried on the next listing
+    throw e;
+  }));
+const listDescendants = async (...args) => (await loadLite()).listDescendants(...args);
 
 const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/catalog'];
 const CATALOG_EVENT = 'subagent/catalog';
