@@ -138,6 +138,9 @@ export function scriptedHost() {
   };
 }
 
+/** How soon the recovery alarm fires while turns run (an evicted object restarts then). */
+const ALARM_MS = 5_000;
+
 function intEnv(value, fallback) {
   const n = Number.parseInt(value ?? '', 10);
   return Number.isSafeInteger(n) && n > 0 ? n : fallback;
@@ -154,6 +157,31 @@ export class TreeDO {
     this.capacity = intEnv(env.CAPACITY, 16);
     this.live = null; // Promise<{ runtime, root }>
     this.queue = Promise.resolve();
+    this.running = new Set(); // members whose turn is running now
+  }
+
+  /** Sets the recovery alarm unless one is pending. */
+  arm() {
+    this.arming ??= (async () => {
+      try {
+        if ((await this.state.storage.getAlarm()) === null) await this.state.storage.setAlarm(Date.now() + ALARM_MS);
+      } finally {
+        this.arming = null;
+      }
+    })().catch(() => {});
+  }
+
+  /**
+   * The recovery alarm: after an eviction it starts this object again, and
+   * opening the tree recovers what the evicted instance left running. While
+   * turns still run, it is set again.
+   */
+  async alarm() {
+    if ((await this.store.length(this.rootId)) === null) return;
+    const { runtime, root } = await this.open();
+    // Recovery runs in the background of openRoot; give it (and what it resumed) time to finish.
+    await runtime.waitForQuiescence(root, { signal: AbortSignal.timeout(ALARM_MS) }).catch(() => {});
+    if (this.running.size > 0) this.arm();
   }
 
   async fetch(request) {
@@ -182,7 +210,15 @@ export class TreeDO {
         runTurn: (turn) => model.runTurn(turn),
         release: (sessionId) => model.release?.(sessionId),
       };
-      const runtime = new SubagentRuntime({ store: this.store, host, maxDepth: this.maxDepth, capacity: this.capacity });
+      const recovery = env.RECOVERY === 'rerun' ? 'rerun' : 'report';
+      const runtime = new SubagentRuntime({ store: this.store, host, maxDepth: this.maxDepth, capacity: this.capacity, recovery });
+      // While any turn runs, an alarm is set: an object evicted mid-turn is
+      // started again by it, and opening the root records (or reruns) the lost turn.
+      runtime.on('subagent/turn', (e) => {
+        if (e.phase === 'start') this.running.add(e.sessionId);
+        else this.running.delete(e.sessionId);
+        if (this.running.size > 0) this.arm();
+      });
       const root = await runtime.openRoot({ sessionId: this.rootId });
       return { runtime, root, hostKind: model instanceof OpenAIHost ? 'openai' : 'scripted' };
     })();
@@ -234,7 +270,8 @@ export class TreeDO {
   async list() {
     const { runtime, hostKind } = await this.open();
     const rows = await runtime.listDescendants(this.rootId, {});
-    return json({ id: this.rootId, host: hostKind, root: { sessionId: this.rootId, name: 'lead' }, rows });
+    const alarm = (await this.state.storage.getAlarm()) !== null;
+    return json({ id: this.rootId, host: hostKind, root: { sessionId: this.rootId, name: 'lead' }, rows, recoveryAlarm: alarm });
   }
 
   /** A member by reference (`lead`, a full name, or a Session id of this tree): `{ id, name, depth, mode, rows }`. */

@@ -195,6 +195,40 @@ test('the example worker: a named tree over HTTP survives a restart; cold member
   }
 });
 
+test('a Durable Object restarted mid-turn: an alarm was set while the turn ran, and the lost turn is reported', async () => {
+  const persist = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-evict-'));
+  let mf = start(persist);
+  try {
+    let api = client(mf);
+    const tree = (await api.post('/trees')).body.id;
+    const spawned = await api.post(`/trees/${tree}/spawn`, { name: 'worker', label: 'Long job', prompt: 'Work until stopped [hold]' });
+    assert.equal(spawned.status, 201, JSON.stringify(spawned.body));
+    await until(async () => {
+      const body = (await api.get(`/trees/${tree}`)).body;
+      return body.rows[0]?.activity === 'running' && body.recoveryAlarm === true;
+    }, 'the turn to run with the recovery alarm set');
+    // Eviction mid-turn: the whole workerd goes away; a new one opens the same storage.
+    await mf.dispose();
+    mf = start(persist);
+    api = client(mf);
+    const turns = await until(async () => {
+      const t = await turnsOf(api, tree, 'worker');
+      return t.length > 0 && t;
+    }, 'the lost turn to be recorded');
+    assert.deepEqual(turns.map((t) => t.stopReason), ['error'], 'recorded once, not run again');
+    const told = await until(async () => {
+      const entries = (await api.get(`/trees/${tree}/transcript?agent=lead`)).body.entries;
+      return entries.find((e) => e.type === 'message/input' && /^Subagent worker failed\./.test(e.text));
+    }, 'lead to be told');
+    assert.match(told.text, /host stopped during this turn/);
+    const after = (await api.get(`/trees/${tree}`)).body;
+    assert.deepEqual(after.rows.map((r) => [r.path, r.activity]), [['worker', 'inactive']]);
+  } finally {
+    await mf.dispose();
+    await rm(persist, { recursive: true, force: true });
+  }
+});
+
 test('the example worker runs the OpenAI-compatible host against a mock model on 127.0.0.1', async () => {
   const KEY = 'sk-edge-test-0123456789abcdef';
   const mock = await mockOpenAI((body) => {
