@@ -1,7 +1,8 @@
 //! Turns, natural settlement, disposal, drain and tree work.
 //!
 //! A member runs a turn whenever it is live, not parked, and has input. It
-//! settles naturally when idle with no pending input and no live children.
+//! settles naturally when idle with nothing pending and no owned children
+//! (child-first), and no host holds it.
 //! Settlement (natural, dispose or drain) tears down first, then notifies a
 //! live direct creator (parent delivery only), leaves residency, emits
 //! `subagent/end`, and only then settles the activation's `result`. Until it

@@ -10,8 +10,27 @@
 //! |---|---|
 //! | `member.rs` | a resident member, its inbox, the `Agent` handle |
 //! | `start.rs` | `start_activation`: admission order, names at admission, publication |
-//! | `deliver.rs` | `send_message`, `prompt`, `interrupt`, cold resume |
-//! | `lifecycle.rs` | turns, natural settlement, disposal, drain, tree work |
+//! | `deliver.rs` | `send_message`, `prompt`, `ask`, `reopen`, `interrupt`, cold resume |
+//! | `lifecycle.rs` | turns, natural settlement, disposal, drain, tree work, quiescence |
+//! | `recovery.rs` | lost turns (`turn/start` with no end) and open-time recovery |
+//!
+//! A member's states and what moves it (every transition is one synchronous
+//! step on the state; only the store, provider and host calls between them
+//! are awaited):
+//!
+//! | state | moved by | to |
+//! |---|---|---|
+//! | cold (only in the log) | a message, `reopen`, open-time recovery | resuming |
+//! | admitted (name and slot reserved) | the catalog write commits / startup fails | idle or running / gone |
+//! | resuming (claimed, slot reserved) | its log is read | idle, running or parked |
+//! | idle | input accepted (not parked) | running |
+//! | idle | nothing pending, no live child, no start in flight, no host hold | closing |
+//! | running (a turn) | the turn ends (`turn/end` written) | idle |
+//! | running | `interrupt` | idle, with what it had not read parked |
+//! | parked (interrupted, input waiting) | a waking send | running |
+//! | parked, from the log | no host hold, no child | closing (the input stays in the log) |
+//! | any live state | `dispose`, drain | closing (the turn or run is signalled) |
+//! | closing | teardown, then the creator's notice is written | gone: `subagent/end`, then `result` |
 
 mod deliver;
 mod lifecycle;
