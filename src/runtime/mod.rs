@@ -46,11 +46,22 @@ pub struct RuntimeOptions {
     pub default_cwd: String,
     /// Register the built-in `spawn` and `fork` providers.
     pub builtin_providers: bool,
+    /// Size limits on labels, prompts, messages and payloads (`crate::limits`).
+    pub limits: crate::limits::Limits,
+    /// Children's `cwd` stays inside the root's directory (`crate::path::confine`).
+    pub confine_cwd: bool,
 }
 
 impl Default for RuntimeOptions {
     fn default() -> Self {
-        RuntimeOptions { max_depth: 1, capacity: 8, default_cwd: "/".into(), builtin_providers: true }
+        RuntimeOptions {
+            max_depth: 1,
+            capacity: 8,
+            default_cwd: "/".into(),
+            builtin_providers: true,
+            limits: Default::default(),
+            confine_cwd: true,
+        }
     }
 }
 

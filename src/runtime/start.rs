@@ -216,6 +216,7 @@ impl Runtime {
         let prompt = normalize_content(spec.prompt.clone()).ok_or_else(|| {
             crate::err!(InvalidArgument, "prompt must be a string or an array of content blocks with a type")
         })?;
+        self.0.options.limits.check_activation(&spec.label, &prompt, spec.max_depth)?;
         let parent = spec.parent.0.clone();
         if self.require_live(&spec.parent, "parent").is_err() || parent.is_external() {
             return Err(crate::err!(
@@ -234,6 +235,13 @@ impl Runtime {
             ));
         }
 
+        let root_cwd = self.0.state.borrow().members.get(&parent.root_id).map(|r| r.cwd.clone());
+        let cwd = crate::path::confine(
+            root_cwd.as_deref().unwrap_or("/"),
+            &parent.cwd,
+            spec.cwd.as_deref(),
+            self.0.options.confine_cwd,
+        )?;
         // Minted before the state is borrowed: a host's id source may call back into the runtime.
         let minted = (local && spec.child_id.is_none()).then(|| self.new_id(IdKind::Session));
         let mut st = self.0.state.borrow_mut();
@@ -289,17 +297,7 @@ impl Runtime {
         };
         reserved.push(name.as_str().to_owned());
         tree.reserved += 1;
-        Ok(Admission {
-            cwd: crate::path::resolve(&parent.cwd, spec.cwd.as_deref()),
-            provider,
-            parent,
-            name,
-            child_id,
-            depth,
-            prompt,
-            schema,
-            max_depth,
-        })
+        Ok(Admission { cwd, provider, parent, name, child_id, depth, prompt, schema, max_depth })
     }
 
     /// Releases the name reservation and the capacity slot; on commit the

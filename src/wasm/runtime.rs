@@ -5,13 +5,17 @@
 //! handles are keys `(runtime, Session id, incarnation)` kept in a private
 //! WeakMap there, so a plain object with the same fields is no handle at all.
 
-use super::convert::{describe, get, id_arg, is_objectish, options_arg, set, string_arg, value_from_js, value_to_js};
+use super::convert::{
+    bounded_string, cwd_arg, describe, get, id_arg, is_objectish, options_arg, set, string_arg, value_from_js,
+    value_to_js, value_within, Budget,
+};
 use super::error::{invalid, to_js};
 use super::ports::{flush_listener, JsClock, JsHost, JsIds, JsProvider, JsSpawn};
 use super::signal::Link;
 use super::store::JsStore;
 use crate::error::{ErrorCode, Result, SubagentError};
-use crate::json::Value;
+use crate::json::{Value, MAX_SAFE_INTEGER};
+use crate::limits::{Limits, MAX_TREE_DEPTH};
 use crate::result::SubagentResult;
 use crate::runtime::{
     ActivationSpec, Agent, Delivery, InboxMessage, InterruptAuthority, LiveRow, MessageSource, Runtime, RuntimeEvent,
@@ -75,6 +79,11 @@ fn runtime_by_id(id: u32) -> Result<Runtime> {
     RUNTIMES
         .with(|r| r.borrow().get(&id).and_then(WeakRuntime::upgrade))
         .ok_or_else(|| crate::err!(Unauthorized, "that SubagentRuntime was freed"))
+}
+
+/// The limits of a runtime (the defaults once it is freed).
+pub fn limits_of(id: u32) -> Limits {
+    runtime_by_id(id).map(|rt| rt.options().limits).unwrap_or_default()
 }
 
 /// Installs the one dispatcher closure all JS-side callables route through.
@@ -308,8 +317,10 @@ fn reject(e: SubagentError) -> Promise {
     Promise::reject(&to_js(e))
 }
 
-fn content_arg(value: &JsValue, what: &str) -> Result<Value> {
-    let v = value_from_js(value).map_err(|e| invalid(format!("{what}{e}")))?;
+/// Content (a prompt or a message), copied only within its byte limit; the
+/// core checks the limits again, with the block count, where it enters.
+fn content_arg(value: &JsValue, what: &str, bytes: usize, limit: &'static str) -> Result<Value> {
+    let v = value_within(value, Budget::new(bytes, limit).lenient()).map_err(|e| e.error(what))?;
     crate::result::normalize_content(v).ok_or_else(|| {
         invalid(format!("{what} must be a string or an array of content blocks with a type, not {}", describe(value)))
     })
@@ -324,12 +335,55 @@ fn opt_string(obj: &JsValue, key: &str, what: &str) -> Result<Option<String>> {
     }
 }
 
+fn opt_id(obj: &JsValue, key: &str, what: &str) -> Result<Option<String>> {
+    let v = get(obj, key, what)?;
+    if v.is_undefined() || v.is_null() {
+        Ok(None)
+    } else {
+        id_arg(&v, &format!("{what}.{key}")).map(Some)
+    }
+}
+
+fn opt_cwd(obj: &JsValue, key: &str, what: &str) -> Result<Option<String>> {
+    let v = get(obj, key, what)?;
+    if v.is_undefined() || v.is_null() {
+        Ok(None)
+    } else {
+        cwd_arg(&v, &format!("{what}.{key}")).map(Some)
+    }
+}
+
+/// `options.limits`: `{ promptBytes?, messageBytes?, ... }` over the defaults.
+fn limits_arg(value: &JsValue) -> Result<Limits> {
+    let mut limits = Limits::default();
+    let Some(obj) = options_arg(value, "options.limits")? else { return Ok(limits) };
+    for spec in crate::limits::CONFIGURABLE {
+        let v = get(&obj, spec.key, "options.limits")?;
+        if v.is_undefined() {
+            continue;
+        }
+        match v.as_f64() {
+            Some(n) if n.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&n) => limits.set(spec.key, n as usize)?,
+            _ => {
+                return Err(invalid(format!(
+                    "options.limits.{} must be an integer from {} to {}, not {}",
+                    spec.key,
+                    spec.min,
+                    spec.max,
+                    describe(&v)
+                )))
+            }
+        }
+    }
+    Ok(limits)
+}
+
 fn opt_json(obj: &JsValue, key: &str, what: &str) -> Result<Option<Value>> {
     let v = get(obj, key, what)?;
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    value_from_js(&v).map(Some).map_err(|e| invalid(format!("{what}.{key}{e}")))
+    value_from_js(&v).map(Some).map_err(|e| e.error(&format!("{what}.{key}")))
 }
 
 fn tools_for(rt: &Runtime, rt_id: u32, agent_js: &JsValue) -> Result<JsValue> {
@@ -369,7 +423,7 @@ fn call_tool(
         Err(e) => return reject(e),
     };
     // Bad input is a tool error the model can read, not an exception.
-    let input = value_from_js(input);
+    let input = value_within(input, Budget::new(rt.options().limits.message_bytes, "messageBytes"));
     future_to_promise(async move {
         let result = match input {
             Ok(input) => tools.call(&name, &input, link.signal()).await,
@@ -431,20 +485,28 @@ impl JsRuntime {
             n.set(id + 1);
             id
         });
+        let limits = limits_arg(&get(options, "limits", what)?)?;
         let store_js = get(options, "store", what)?;
-        let store = Rc::new(JsStore::new(&store_js, "options.store")?);
+        let store = Rc::new(JsStore::new(&store_js, "options.store")?.with_payload_limit(limits.event_payload_bytes));
         let host = Rc::new(JsHost::new(get(options, "host", what)?, id)?);
-        let number = |key: &str, default: u32, min: u32| -> Result<u32> {
+        let number = |key: &str, default: u32, min: u32, max: u32| -> Result<u32> {
             let v = get(options, key, what)?;
             if v.is_undefined() {
                 return Ok(default);
             }
             match v.as_f64() {
-                Some(n) if n.fract() == 0.0 && n >= min as f64 && n <= 1_000_000.0 => Ok(n as u32),
-                _ => Err(invalid(format!(
-                    "options.{key} must be an integer from {min} to 1000000, not {}",
-                    describe(&v)
+                Some(n) if n.fract() == 0.0 && n >= min as f64 && n <= max as f64 => Ok(n as u32),
+                Some(n) if n.fract() == 0.0 && n > max as f64 => Err(SubagentError::new(
+                    ErrorCode::LimitExceeded,
+                    format!("options.{key} is {}; the limit {key} is {max}", describe(&v)),
+                )),
+                Some(_) => Err(invalid(format!(
+                    "options.{key} must be an integer from {min} to {max}, not {n}",
+                    n = describe(&v)
                 ))),
+                None => {
+                    Err(invalid(format!("options.{key} must be an integer from {min} to {max}, not {}", describe(&v))))
+                }
             }
         };
         let function = |key: &str| -> Result<Option<Function>> {
@@ -458,10 +520,12 @@ impl JsRuntime {
         };
         let builtin = get(options, "builtinProviders", what)?;
         let runtime_options = RuntimeOptions {
-            max_depth: number("maxDepth", 1, 0)?,
-            capacity: number("capacity", 8, 0)? as usize,
-            default_cwd: opt_string(options, "defaultCwd", what)?.unwrap_or_else(|| "/".into()),
+            max_depth: number("maxDepth", 1, 0, MAX_TREE_DEPTH)?,
+            capacity: number("capacity", 8, 0, 1_000_000)? as usize,
+            default_cwd: opt_cwd(options, "defaultCwd", what)?.unwrap_or_else(|| "/".into()),
             builtin_providers: builtin.is_undefined() || builtin.is_truthy(),
+            limits,
+            confine_cwd: get(options, "confineCwd", what)?.as_bool() != Some(false),
         };
         let rt = Runtime::new(
             store.clone(),
@@ -491,11 +555,9 @@ impl JsRuntime {
         let parsed = (|| -> Result<_> {
             let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
             let Some(options) = options else { return Ok((None, None)) };
-            let id = opt_string(&options, "sessionId", "options")?;
-            if let Some(id) = &id {
-                id_arg(&JsValue::from_str(id), "options.sessionId")?;
-            }
-            Ok((id, opt_string(&options, "cwd", "options")?))
+            let id = get(&options, "sessionId", "options")?;
+            let id = if id.is_undefined() || id.is_null() { None } else { Some(id_arg(&id, "options.sessionId")?) };
+            Ok((id, opt_cwd(&options, "cwd", "options")?))
         })();
         let (session, cwd) = match parsed {
             Ok(p) => p,
@@ -562,7 +624,8 @@ impl JsRuntime {
         let label = string_arg(&get(spec, "label", what)?, "spec.label")?;
         let parent_js = get(spec, "parent", what)?;
         let parent = agent_from_js(&self.rt, self.id, &parent_js, "parent", ErrorCode::ParentUnavailable)?;
-        let prompt = content_arg(&get(spec, "prompt", what)?, "spec.prompt")?;
+        let max = self.rt.options().limits.prompt_bytes;
+        let prompt = content_arg(&get(spec, "prompt", what)?, "spec.prompt", max, "promptBytes")?;
         let delivery = match opt_string(spec, "delivery", what)?.as_deref() {
             None | Some("parent") => Delivery::Parent,
             Some("caller") => Delivery::Caller,
@@ -589,10 +652,10 @@ impl JsRuntime {
         let mut s = ActivationSpec::new(&provider, &parent, &label, "");
         s.prompt = prompt;
         s.name = opt_string(spec, "name", what)?;
-        s.child_id = opt_string(spec, "childId", what)?;
+        s.child_id = opt_id(spec, "childId", what)?;
         s.signal = link.signal().clone();
         s.delivery = delivery;
-        s.cwd = opt_string(spec, "cwd", what)?;
+        s.cwd = opt_cwd(spec, "cwd", what)?;
         s.agent_preset = opt_string(spec, "agentPreset", what)?;
         s.agent_options = opt_json(spec, "agentOptions", what)?;
         s.output_schema = opt_json(spec, "outputSchema", what)?;
@@ -612,7 +675,8 @@ impl JsRuntime {
         let parsed = (|| -> Result<_> {
             let sender = self.agent(&sender, "sender")?;
             let target = id_arg(&target_id, "targetId")?;
-            let content = content_arg(&content, "content")?;
+            let max = self.rt.options().limits.message_bytes;
+            let content = content_arg(&content, "content", max, "messageBytes")?;
             let link = link_signal_or_options(options, "options")?;
             Ok((sender, target, content, link))
         })();
@@ -639,7 +703,8 @@ impl JsRuntime {
         let parsed = (|| -> Result<_> {
             let root = self.agent(&root, "root")?;
             let target = id_arg(&target_id, "targetId")?;
-            let content = content_arg(&content, "content")?;
+            let max = self.rt.options().limits.message_bytes;
+            let content = content_arg(&content, "content", max, "messageBytes")?;
             let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
             let scheduling = match options
                 .as_ref()
@@ -685,7 +750,8 @@ impl JsRuntime {
                     describe(&authority)
                 )));
             }
-            match get(&authority, "kind", "authority")?.as_string().as_deref() {
+            let kind = bounded_string(&get(&authority, "kind", "authority")?, 16, "kind", false).ok().flatten();
+            match kind.as_deref() {
                 Some("user") => self.rt.interrupt(&target, InterruptAuthority::User),
                 Some("ancestor") => {
                     let agent = self.agent(&get(&authority, "agent", "authority")?, "interrupting agent")?;
@@ -812,7 +878,7 @@ impl JsRuntime {
     /// The provider registered under `name` (built-ins as a descriptor), or undefined.
     #[wasm_bindgen(js_name = getProvider, unchecked_return_type = "SubagentProvider | undefined")]
     pub fn get_provider(&self, #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> JsValue {
-        let Some(name) = name.as_string() else { return JsValue::UNDEFINED };
+        let Ok(Some(name)) = bounded_string(&name, 64, "providerNameBytes", true) else { return JsValue::UNDEFINED };
         let Some(provider) = self.rt.get_provider(&name) else { return JsValue::UNDEFINED };
         if let Some(obj) = provider.host_object().and_then(|h| h.downcast_ref::<JsValue>().cloned()) {
             return obj;
