@@ -21,6 +21,7 @@
 //! | `eventPayloadBytes` | 4 MiB | 32 MiB | one stored event's payload; a host's turn outcome or run result |
 //! | `maxDepth` | at most 64 | fixed | the runtime's `maxDepth` and an activation's `maxDepth` |
 //! | `toolCallsPerReply` | 64 | 1024 | tool calls one model reply may ask for (model hosts) |
+//! | stored event | the largest of the above + 64 KiB (48 MiB without a runtime) | derived | one event a store read answers |
 //! | store read | 256 MiB | fixed | all events one store read answers |
 //!
 //! Sizes are measured as the UTF-8 bytes of every string and object key plus
@@ -40,6 +41,9 @@ pub const MAX_CWD_BYTES: usize = 4096;
 pub const MAX_TREE_DEPTH: u32 = 64;
 /// Most bytes one store read may answer, all events together.
 pub const MAX_READ_BYTES: usize = 256 << 20;
+/// Largest stored event a store read may answer when no runtime says more
+/// precisely (above every configurable content and payload limit).
+pub const MAX_STORED_EVENT_BYTES: usize = 48 << 20;
 /// Deepest nesting of JSON data (payloads, options, tool input).
 pub const MAX_NESTING: usize = 128;
 
@@ -158,6 +162,12 @@ impl Limits {
             }
         }
         check_bytes(what, json_size(content), key, max)
+    }
+
+    /// The largest stored event this runtime can have written: a payload, or
+    /// a prompt or message with room for its framing.
+    pub fn stored_event_bytes(&self) -> usize {
+        self.event_payload_bytes.max(self.prompt_bytes.max(self.message_bytes) + (64 << 10))
     }
 
     /// An event payload within `eventPayloadBytes`.

@@ -69,12 +69,13 @@ test('the store contract over files', async (t) => {
   for (const id of odd) assert.equal((await store.read(id, {}))[0].payload.text, id);
   assert.equal(fileNameFor('x'.repeat(300)).startsWith('h-'), true);
   assert.deepEqual(await store.sessionIds(), ['empty', 's', ...odd].sort());
-  const files = await readdir(dir);
+  const files = (await readdir(dir)).filter((f) => f !== '.lock'); // the owner's lock file
   assert.ok(files.every((f) => /^([0-9a-f]+|h-[0-9a-f]{64})\.jsonl$/.test(f)), files.join());
   // The log is JSON lines: a header, then one event per line.
   const lines = (await readFile(path.join(dir, fileNameFor('s')), 'utf8')).split('\n');
-  assert.deepEqual(JSON.parse(lines[0]), { subagentTree: 1, sessionId: 's' });
+  assert.deepEqual(JSON.parse(lines[0]), { subagentTree: 2, sessionId: 's' });
   assert.deepEqual(JSON.parse(lines[2]), cat(1, 'c1', 'one'));
+  assert.deepEqual(JSON.parse(lines[3]), { ...note(2, 'b\nwith newline'), commit: true }, 'the last record of a batch carries its commit mark');
   assert.equal(lines.at(-1), '');
   // Reopen: lengths and contents rebuilt from the files.
   const again = await FileStore.open(dir, { fsync: 'append' });

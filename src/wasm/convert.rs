@@ -463,6 +463,18 @@ pub fn set(obj: &Object, key: &str, value: &JsValue) {
     }
 }
 
+/// Defines an own data property, never calling a setter an `Object.prototype`
+/// patch may have planted (used for values that carry authority, such as handles).
+pub fn set_own(obj: &Object, key: &str, value: &JsValue) {
+    // A descriptor without a prototype: no inherited `get`, `value` setter or the like.
+    let desc = Object::create(JsValue::NULL.unchecked_ref());
+    let _ = Reflect::set(&desc, &"value".into(), value);
+    for flag in ["writable", "enumerable", "configurable"] {
+        let _ = Reflect::set(&desc, &flag.into(), &JsValue::TRUE);
+    }
+    let _ = Reflect::define_property(obj, &key.into(), &desc);
+}
+
 fn set_opt(obj: &Object, key: &str, value: Option<&str>) {
     if let Some(v) = value {
         set(obj, key, &JsValue::from_str(v));
@@ -490,8 +502,9 @@ pub struct EventBudget {
 }
 
 impl Default for EventBudget {
+    /// Without a runtime's limits: any event a runtime could have written.
     fn default() -> Self {
-        EventBudget { payload_bytes: crate::limits::Limits::default().event_payload_bytes }
+        EventBudget { payload_bytes: crate::limits::MAX_STORED_EVENT_BYTES }
     }
 }
 

@@ -10,12 +10,14 @@
 //! | [`error`] | core `SubagentError` -> JS `SubagentError` (from `js/error.js`) |
 //! | [`convert`] | trap-free JS <-> core conversions |
 //! | [`runtime`] | the exported `SubagentRuntime` class, agent handles, activations, tools |
+//! | [`handles`] | the capability-guarded imports of `js/runtime.js` (handle minting) |
 //! | [`ports`] | the agent host, providers, runs, clock and ids over JS objects |
 //! | [`ts`] | the hand-written TypeScript types |
 
 pub mod api;
 pub mod convert;
 pub mod error;
+pub mod handles;
 pub mod ports;
 pub mod runtime;
 pub mod signal;

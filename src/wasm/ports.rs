@@ -5,8 +5,8 @@
 //! as results; malformed answers become clear errors, never traps.
 
 use super::convert::{
-    bounded_string, describe, events_from_js, get, id_arg, is_objectish, set, value_to_js, value_within, Budget,
-    EventBudget, MAX_STRING_ARG,
+    bounded_string, describe, events_from_js, get, id_arg, is_objectish, set, set_own, value_to_js, value_within,
+    Budget, EventBudget, MAX_STRING_ARG,
 };
 use super::error::{from_thrown, invalid, settle};
 use super::runtime::{agent_to_js, message_to_js};
@@ -260,7 +260,7 @@ impl Provider for JsProvider {
         let req = Object::new();
         set(&req, "cwd", &JsValue::from_str(&request.cwd));
         set(&req, "sessionId", &JsValue::from_str(&request.session_id));
-        set(&req, "parent", &agent_to_js(self.runtime, &request.parent));
+        set_own(&req, "parent", &agent_to_js(self.runtime, &request.parent));
         set(&req, "signal", &js_signal(&request.signal));
         let (obj, name, runtime) = (self.obj.clone(), self.name.clone(), self.runtime);
         Box::pin(async move {
@@ -297,7 +297,7 @@ impl Provider for JsProvider {
         }
         set(&req, "label", &JsValue::from_str(&request.label));
         set(&req, "prompt", &value_to_js(&request.prompt));
-        set(&req, "parent", &agent_to_js(self.runtime, &request.parent));
+        set_own(&req, "parent", &agent_to_js(self.runtime, &request.parent));
         set(&req, "signal", &js_signal(&request.signal));
         if let Some(o) = &request.agent_options {
             set(&req, "agentOptions", &value_to_js(o));
@@ -338,7 +338,7 @@ impl JsRun {
         let id = match id_arg(&id, "id") {
             Ok(id) => id,
             Err(e) if e.code == ErrorCode::LimitExceeded => return Err(e),
-            Err(_) => return Err(bad(format!("id is {}, not a non-empty well-formed string", describe(&id)))),
+            Err(_) => return Err(bad(format!("id is {}, not a non-empty string", describe(&id)))),
         };
         if !has_method(&obj, "dispose") {
             return Err(bad("it has no dispose() method".into()));

@@ -29,43 +29,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
 
-#[wasm_bindgen(module = "/src/wasm/js/runtime.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = installDispatcher)]
-    fn install_dispatcher(f: &JsValue);
-    #[wasm_bindgen(js_name = makeAgent)]
-    fn make_agent(
-        runtime: u32,
-        session_id: &str,
-        incarnation: f64,
-        name: &str,
-        root_id: &str,
-        parent_id: Option<String>,
-        depth: u32,
-    ) -> JsValue;
-    #[wasm_bindgen(js_name = agentKey)]
-    fn agent_key(value: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = makeActivation)]
-    #[allow(clippy::too_many_arguments)]
-    fn make_activation(
-        runtime: u32,
-        child_id: &str,
-        incarnation: f64,
-        name: &str,
-        message_id: Option<String>,
-        result: &Promise,
-        disposed: &Promise,
-        agent: &JsValue,
-    ) -> JsValue;
-    #[wasm_bindgen(js_name = makeTurn)]
-    pub fn make_turn(runtime: u32, turn: JsValue, agent: JsValue, incarnation: f64, turn_id: f64) -> JsValue;
-    #[wasm_bindgen(js_name = makeTools)]
-    fn make_tools(runtime: u32, agent: &JsValue, specs: &Array) -> JsValue;
-    #[wasm_bindgen(js_name = makeDisposer)]
-    fn make_disposer(op: &str, runtime: u32, token: f64) -> JsValue;
-    /// Marks a promise's rejection handled and returns it.
-    pub fn quiet(promise: &Promise) -> Promise;
-}
+use super::handles::{agent_key, make_activation, make_agent, make_disposer, make_tools};
+pub use super::handles::{make_turn, quiet};
 
 type JsResult<T> = std::result::Result<T, JsValue>;
 
@@ -86,7 +51,8 @@ pub fn limits_of(id: u32) -> Limits {
     runtime_by_id(id).map(|rt| rt.options().limits).unwrap_or_default()
 }
 
-/// Installs the one dispatcher closure all JS-side callables route through.
+/// Installs the one dispatcher closure all JS-side callables route through
+/// (see `handles`: this also takes the handle module's capability).
 fn ensure_dispatcher() {
     if DISPATCHER.with(|d| d.replace(true)) {
         return;
@@ -94,9 +60,16 @@ fn ensure_dispatcher() {
     let closure = Closure::<dyn Fn(String, Array) -> JsResult<JsValue>>::new(|op: String, args: Array| {
         dispatch(&op, &args).map_err(to_js)
     });
-    install_dispatcher(closure.as_ref());
+    super::handles::install(closure.as_ref());
     // One closure for the module's lifetime.
     closure.forget();
+}
+
+/// Runs while the module is instantiated: the dispatcher is installed before
+/// any other code can import the handle module and claim it.
+#[wasm_bindgen(start)]
+fn start() {
+    ensure_dispatcher();
 }
 
 fn dispatch(op: &str, args: &Array) -> Result<JsValue> {
@@ -480,6 +453,12 @@ impl JsRuntime {
             )));
         }
         ensure_dispatcher();
+        if !super::handles::armed() {
+            return Err(crate::err!(
+                Unauthorized,
+                "the agent-handle module was claimed by other code before subagent-tree loaded; no runtime can be built"
+            ));
+        }
         let id = NEXT_RUNTIME.with(|n| {
             let id = n.get();
             n.set(id + 1);
@@ -487,7 +466,7 @@ impl JsRuntime {
         });
         let limits = limits_arg(&get(options, "limits", what)?)?;
         let store_js = get(options, "store", what)?;
-        let store = Rc::new(JsStore::new(&store_js, "options.store")?.with_payload_limit(limits.event_payload_bytes));
+        let store = Rc::new(JsStore::new(&store_js, "options.store")?.with_payload_limit(limits.stored_event_bytes()));
         let host = Rc::new(JsHost::new(get(options, "host", what)?, id)?);
         let number = |key: &str, default: u32, min: u32, max: u32| -> Result<u32> {
             let v = get(options, key, what)?;
@@ -496,7 +475,7 @@ impl JsRuntime {
             }
             match v.as_f64() {
                 Some(n) if n.fract() == 0.0 && n >= min as f64 && n <= max as f64 => Ok(n as u32),
-                Some(n) if n.fract() == 0.0 && n > max as f64 => Err(SubagentError::new(
+                Some(n) if key == "maxDepth" && n.fract() == 0.0 && n > max as f64 => Err(SubagentError::new(
                     ErrorCode::LimitExceeded,
                     format!("options.{key} is {}; the limit {key} is {max}", describe(&v)),
                 )),
