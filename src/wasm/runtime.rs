@@ -393,7 +393,13 @@ fn call_tool(
     })();
     let (tools, name, link) = match prepared {
         Ok(p) => p,
-        Err(e) => return reject(e),
+        // Like bad input, bad options or a dead agent are a tool error, never a rejection.
+        Err(e) => {
+            let obj = Object::new();
+            set(&obj, "content", &JsValue::from_str(&e.message));
+            set(&obj, "isError", &JsValue::TRUE);
+            return Promise::resolve(&JsValue::from(obj));
+        }
     };
     // Bad input is a tool error the model can read, not an exception.
     let input = value_within(input, Budget::new(rt.options().limits.message_bytes, "messageBytes"));
