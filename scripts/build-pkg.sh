@@ -34,6 +34,16 @@ cargo build --release --lib --target wasm32-unknown-unknown --no-default-feature
 no_float_formatting "$WASM_IN" "the lite wasm"
 wasm-bindgen --target web --out-dir "$OUT" --out-name "${CRATE}_lite" "$WASM_IN"
 
+# The glue's own init functions return the raw wasm exports (memory,
+# allocator, every export): whoever imports the glue file by path would get
+# them. Its exports are replaced by wrappers that return nothing.
+glue="$OUT/$CRATE.js"
+grep -q '^export { initSync, __wbg_init as default };$' "$glue" \
+  || { echo "build-pkg: the glue's export line changed; update the init wrappers" >&2; exit 1; }
+sed -i 's/^export { initSync, __wbg_init as default };$/function initSyncQuiet(module) { initSync(module); }\
+async function initQuiet(module_or_path) { await __wbg_init(module_or_path); }\
+export { initSyncQuiet as initSync, initQuiet as default };/' "$glue"
+
 # wasm-opt: Debian's binaryen 108 corrupts wasm-bindgen's externref table
 # export (rustc emits reference types by default; the module then fails to
 # instantiate), so a system wasm-opt older than 116 is not used: the npm

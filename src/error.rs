@@ -84,6 +84,8 @@ codes! {
     InvalidArgument = "INVALID_ARGUMENT",
     /// An append did not continue the log at its current length.
     AppendConflict = "APPEND_CONFLICT",
+    /// A value is over one of the documented size or count limits (`crate::limits`).
+    LimitExceeded = "LIMIT_EXCEEDED",
 }
 
 impl fmt::Display for ErrorCode {

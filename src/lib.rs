@@ -18,7 +18,8 @@
 //! | [`providers`] | the built-in `spawn` and `fork` providers |
 //! | [`result`], [`text`] | run results and the model-visible text the runtime writes |
 //! | [`tools`], [`team`] | model-facing tools and the team task board |
-//! | [`path`] | `cwd` resolution |
+//! | [`limits`] | the documented size limits and their checks |
+//! | [`path`] | `cwd` resolution and the directory policy |
 //! | [`signal`], [`exec`] | cancellation and a small local executor |
 //! | `sim` | (native) the deterministic simulation with fault injection |
 //!
@@ -32,6 +33,7 @@ pub mod error;
 pub mod event;
 pub mod exec;
 pub mod json;
+pub mod limits;
 pub mod listing;
 pub mod name;
 pub mod path;

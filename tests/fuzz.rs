@@ -1,6 +1,7 @@
 //! Property-based fuzzing of the parsers that read untrusted input: the name
 //! grammar, agent references, catalog payloads, the catalog projection and the
-//! output-schema subset.
+//! output-schema subset, plus the limits and the directory policy with
+//! oversized, deep and ill-formed inputs.
 //!
 //! Each `#[test]` is one fuzz target. Under plain `cargo test` a target runs a
 //! few cases (`PROPTEST_CASES`, default 64); `make fuzz` (scripts/fuzz.sh) runs
@@ -20,7 +21,9 @@ use std::time::{Duration, Instant};
 use subagent_tree::catalog::{self, CatalogEntry, Mode};
 use subagent_tree::event::{self, SessionEvent};
 use subagent_tree::json::{Value, MAX_SAFE_INTEGER};
+use subagent_tree::limits::{json_size, Limits};
 use subagent_tree::name::{self, AgentName, AgentRef};
+use subagent_tree::path;
 use subagent_tree::schema::OutputSchema;
 use subagent_tree::ErrorCode;
 
@@ -866,6 +869,153 @@ fn fuzz_schema_never_panics() {
                 prop_assert!(e.message.len() < 1000, "{} bytes", e.message.len());
             }
         }
+        Ok(())
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Limits and the directory policy: oversized, deep and ill-formed inputs
+// ---------------------------------------------------------------------------
+
+/// The measured size, recursively (the reference for the iterative `json_size`).
+fn reference_size(v: &Value) -> usize {
+    1 + match v {
+        Value::String(s) => s.len(),
+        Value::Array(items) => items.iter().map(reference_size).sum(),
+        Value::Object(entries) => entries.iter().map(|(k, v)| k.len() + reference_size(v)).sum(),
+        _ => 0,
+    }
+}
+
+/// Content of any size: `blocks` text blocks of `len` copies of one (possibly
+/// multi-byte) character, optionally wrapped `depth` levels deep in one block.
+fn oversized_content() -> impl Strategy<Value = (Value, usize)> {
+    let ch = prop::sample::select(vec!['a', 'é', '€', '😀', '\u{FFFD}', '\u{202E}']);
+    (ch, 0usize..600_000, 0usize..400, 0usize..300).prop_map(|(ch, len, blocks, depth)| {
+        let text: String = std::iter::repeat_n(ch, len / blocks.max(1)).collect();
+        let mut items: Vec<Value> = (0..blocks).map(|_| subagent_tree::result::text_block(&text)).collect();
+        if depth > 0 {
+            let mut deep = Value::from("x");
+            for _ in 0..depth {
+                deep = Value::object([("type", Some(Value::from("nest"))), ("inner", Some(deep))]);
+            }
+            items.push(deep);
+        }
+        let count = items.len();
+        (Value::Array(items), count)
+    })
+}
+
+#[test]
+fn fuzz_limits_on_oversized_content() {
+    let limits = Limits { message_bytes: 1 << 20, content_blocks: 256, ..Limits::default() };
+    fuzz("limits_on_oversized_content", oversized_content(), |(content, blocks)| {
+        let size = json_size(&content);
+        prop_assert_eq!(size, reference_size(&content));
+        let outcome = limits.check_message(&content);
+        let fits = blocks <= 256 && size <= 1 << 20;
+        prop_assert_eq!(outcome.is_ok(), fits, "{} blocks, {} bytes", blocks, size);
+        if let Err(e) = outcome {
+            prop_assert_eq!(e.code, ErrorCode::LimitExceeded);
+            prop_assert!(e.message.contains("contentBlocks") || e.message.contains("messageBytes"), "{}", e.message);
+            prop_assert!(e.message.len() < 200, "{}", e.message);
+        }
+        Ok(())
+    });
+}
+
+/// Paths built from hostile segments: `..`, `.`, empty, NUL, very long, absolute or not.
+fn path_like() -> impl Strategy<Value = String> {
+    let segment = prop_oneof![
+        prop::sample::select(vec!["..", ".", "", "a", "etc", "work", "app", "src", "\0", "a\0b", "…"])
+            .prop_map(String::from),
+        "[a-z.]{0,4}",
+        (1usize..3000).prop_map(|n| "d".repeat(n)),
+    ];
+    (any::<bool>(), prop::collection::vec(segment, 0..8)).prop_map(|(absolute, parts)| {
+        let joined = parts.join("/");
+        if absolute {
+            format!("/{joined}")
+        } else {
+            joined
+        }
+    })
+}
+
+#[test]
+fn fuzz_cwd_confinement() {
+    let roots = prop::sample::select(vec!["/", "/work", "/work/app", "/work/app/"]);
+    fuzz("cwd_confinement", (roots, prop::option::of(path_like()), any::<bool>()), |(root, requested, below)| {
+        let root_dir = path::normalize(root);
+        let parent = if below { format!("{root_dir}/sub") } else { root_dir.clone() };
+        let parent = path::normalize(&parent);
+        let outcome = path::confine(root, &parent, requested.as_deref(), true);
+        let has_nul = requested.as_deref().is_some_and(|p| p.contains('\0'));
+        let too_long = requested.as_deref().is_some_and(|p| p.len() > subagent_tree::limits::MAX_CWD_BYTES);
+        let resolved = path::resolve(&parent, requested.as_deref());
+        match outcome {
+            Ok(dir) => {
+                prop_assert!(!has_nul && !too_long);
+                prop_assert_eq!(&dir, &resolved);
+                prop_assert!(dir.starts_with('/') && !dir.contains('\0'));
+                prop_assert!(!dir.split('/').any(|s| s == ".." || s == "."), "{}", dir);
+                prop_assert!(path::is_within(&dir, &root_dir), "{} escapes {}", dir, root_dir);
+            }
+            Err(e) => {
+                let expected = if too_long {
+                    ErrorCode::LimitExceeded
+                } else if has_nul {
+                    ErrorCode::InvalidArgument
+                } else {
+                    prop_assert!(!path::is_within(&resolved, &root_dir), "{} was refused", resolved);
+                    ErrorCode::Unauthorized
+                };
+                prop_assert_eq!(e.code, expected, "{}", e.message);
+                prop_assert!(e.message.len() < 400, "{} bytes", e.message.len());
+            }
+        }
+        // Unconfined, only NUL and length are refused.
+        let open = path::confine(root, &parent, requested.as_deref(), false);
+        prop_assert_eq!(open.is_ok(), !has_nul && !too_long);
+        Ok(())
+    });
+}
+
+#[test]
+fn fuzz_deep_and_oversized_payloads() {
+    // Catalog payloads and schemas nested thousands of levels, or holding megabytes: a coded error, never a crash.
+    let shape = (0usize..2000, 0usize..2_000_000, prop::sample::select(vec!["label", "childId", "name", "extra"]));
+    fuzz("deep_and_oversized_payloads", shape, |(depth, len, key)| {
+        let mut deep = Value::from("€".repeat(len / 3));
+        for _ in 0..depth {
+            deep = Value::Array(vec![deep]);
+        }
+        let payload = Value::object([
+            ("version", Some(Value::Number(3.0))),
+            ("childId", Some(Value::from("c"))),
+            ("childCreatedAt", Some(Value::Number(1.0))),
+            ("mode", Some(Value::from("one-shot"))),
+            ("name", Some(Value::from("kid"))),
+            (key, Some(deep.clone())),
+        ]);
+        match catalog::decode_payload(&payload) {
+            // A repeated childId or name is read from its first occurrence.
+            Ok(entry) => prop_assert!(
+                key != "extra" && (depth == 0 || key != "label"),
+                "{} {:?}",
+                key,
+                entry.label.map(|l| l.len())
+            ),
+            Err(e) => {
+                prop_assert_eq!(e.code, ErrorCode::CorruptCatalog);
+                prop_assert!(e.message.len() < 1000, "{} bytes", e.message.len());
+            }
+        }
+        let schema = Value::object([("type", Some(Value::from("object"))), ("properties", Some(deep))]);
+        if let Err(e) = OutputSchema::parse(&schema) {
+            prop_assert!(e.message.len() < 1000, "{} bytes", e.message.len());
+        }
+        prop_assert!(Limits::default().check_payload("payload", &payload).is_ok() == (json_size(&payload) <= 4 << 20));
         Ok(())
     });
 }

@@ -69,12 +69,13 @@ test('the store contract over files', async (t) => {
   for (const id of odd) assert.equal((await store.read(id, {}))[0].payload.text, id);
   assert.equal(fileNameFor('x'.repeat(300)).startsWith('h-'), true);
   assert.deepEqual(await store.sessionIds(), ['empty', 's', ...odd].sort());
-  const files = await readdir(dir);
+  const files = (await readdir(dir)).filter((f) => f !== '.lock'); // the owner's lock file
   assert.ok(files.every((f) => /^([0-9a-f]+|h-[0-9a-f]{64})\.jsonl$/.test(f)), files.join());
   // The log is JSON lines: a header, then one event per line.
   const lines = (await readFile(path.join(dir, fileNameFor('s')), 'utf8')).split('\n');
-  assert.deepEqual(JSON.parse(lines[0]), { subagentTree: 1, sessionId: 's' });
+  assert.deepEqual(JSON.parse(lines[0]), { subagentTree: 2, sessionId: 's' });
   assert.deepEqual(JSON.parse(lines[2]), cat(1, 'c1', 'one'));
+  assert.deepEqual(JSON.parse(lines[3]), { ...note(2, 'b\nwith newline'), commit: true }, 'the last record of a batch carries its commit mark');
   assert.equal(lines.at(-1), '');
   // Reopen: lengths and contents rebuilt from the files.
   const again = await FileStore.open(dir, { fsync: 'append' });
@@ -220,4 +221,99 @@ test('a live runtime over a FileStore restarts with the same names; a cold membe
   await rt2.sendMessage(root2, b.childId, 'one more');
   await until(() => turns.includes('reviewer/checker'), 'the cold member to resume');
   await until(async () => (await store2.read(b.childId, { types: ['turn/end'] })).length === 2, 'its turn to be recorded');
+});
+
+test('appends are atomic: a batch torn at every byte offset of its last record is dropped whole', async (t) => {
+  const dir = await tempDir(t);
+  const store = await FileStore.open(dir);
+  await store.append('s', [note(0, 'kept'), cat(1, 'old', 'old')]);
+  // A fork's first batch: the inherited catalog copied in one append.
+  await store.append('fork', [cat(0, 'p1', 'one'), cat(1, 'p2', 'two'), { seq: 2, type: 'session/start', payload: { inheritedEventCount: 2 } }]);
+  await store.append('s', [cat(2, 'a', 'alpha'), note(3, 'é'.repeat(40)), cat(4, 'b', 'beta')]);
+  await store.close();
+  const files = { s: path.join(dir, fileNameFor('s')), fork: path.join(dir, fileNameFor('fork')) };
+  const whole = { s: await readFile(files.s), fork: await readFile(files.fork) };
+  const lastRecord = (buf) => buf.lastIndexOf(10, buf.length - 2) + 1; // the start of the last line
+  for (const [id, expected] of [['s', 2], ['fork', 0]]) {
+    const buf = whole[id];
+    const from = lastRecord(buf);
+    assert.ok(buf.length - from > 20);
+    for (let cut = from; cut < buf.length; cut++) {
+      await writeFile(files[id], buf.subarray(0, cut));
+      const reports = [];
+      const reopened = await FileStore.open(dir, { onCorruptTail: (i) => reports.push(i) });
+      assert.equal(await reopened.length(id), expected, `${id} cut at byte ${cut}: the whole batch is gone`);
+      const events = await reopened.read(id, {});
+      assert.deepEqual(events.map((e) => e.seq), Array.from({ length: expected }, (_, i) => i));
+      assert.equal(reports.length, 1, `${id} cut at ${cut}: reported`);
+      assert.equal((await reopened.read(id, { types: ['subagent/catalog'] })).length, id === 's' ? 1 : 0);
+      await reopened.close();
+    }
+    // The next append cuts the torn batch off and continues.
+    await writeFile(files[id], buf.subarray(0, buf.length - 3));
+    const again = await FileStore.open(dir);
+    await again.append(id, [note(expected, 'after')]);
+    await again.close();
+    const final = await FileStore.open(dir, { onCorruptTail: () => assert.fail('no torn tail any more') });
+    assert.equal(await final.length(id), expected + 1);
+    await final.close();
+  }
+  // A version-1 log (each line its own record) is still read, and rewritten as version 2 on its next append.
+  const v1 = path.join(dir, fileNameFor('old'));
+  await writeFile(v1, `${JSON.stringify({ subagentTree: 1, sessionId: 'old' })}\n${JSON.stringify(note(0, 'a'))}\n${JSON.stringify(note(1, 'b'))}\n`);
+  const legacy = await FileStore.open(dir);
+  assert.equal(await legacy.length('old'), 2);
+  await legacy.append('old', [note(2, 'c'), note(3, 'd')]);
+  await legacy.close();
+  const text = await readFile(v1, 'utf8');
+  assert.equal(JSON.parse(text.split('\n')[0]).subagentTree, 2);
+  assert.deepEqual((await (await FileStore.open(dir)).read('old', {})).map((e) => e.payload.text), ['a', 'b', 'c', 'd']);
+});
+
+test('ids with lone surrogates are refused, so two of them never alias one file', async (t) => {
+  const dir = await tempDir(t);
+  const store = await FileStore.open(dir);
+  assert.equal(await code(store.append('v-\uD800', [note(0, 'one')])), 'INVALID_ARGUMENT');
+  assert.equal(await code(store.append('v-\uDC00', [note(0, 'two')])), 'INVALID_ARGUMENT');
+  assert.equal(await code(store.read('v-\uDC00', {})), 'INVALID_ARGUMENT');
+  await store.append('v-\uD83D\uDE00', [note(0, 'pair')]);
+  assert.deepEqual((await store.read('v-😀', {})).map((e) => e.payload.text), ['pair']);
+  assert.deepEqual((await readdir(dir)).filter((f) => f.endsWith('.jsonl')).length, 1);
+});
+
+test('one owner per directory: another live process is refused, a dead one is taken over, a newer FileStore here takes over', async (t) => {
+  const dir = await tempDir(t);
+  const require = createRequire(import.meta.url);
+  const storeUrl = new URL(`file://${require.resolve('subagent-tree/file-store')}`).href;
+  const holder = spawn(process.execPath, ['--input-type=module', '-e', `
+    const { FileStore } = await import(${JSON.stringify(storeUrl)});
+    const store = await FileStore.open(${JSON.stringify(dir)});
+    await store.append('s', [{ seq: 0, type: 'message/user', payload: { text: 'child' } }]);
+    process.stdout.write('ready\\n');
+    setInterval(() => {}, 1000);
+  `], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => holder.kill('SIGKILL'));
+  await new Promise((resolve) => holder.stdout.once('data', resolve));
+  const refused = await FileStore.open(dir).then(() => null, (e) => e);
+  assert.equal(refused?.code, 'PERSISTENCE_UNAVAILABLE');
+  assert.match(refused.message, new RegExp(`in use by process ${holder.pid}`));
+  holder.kill('SIGKILL');
+  await new Promise((resolve) => holder.once('exit', resolve));
+  // The holder died without releasing: its lock is stale and is taken over.
+  const first = await FileStore.open(dir);
+  assert.equal(await first.length('s'), 1);
+  await first.append('s', [note(1)]);
+  // Within this process, a newer FileStore takes over (after the old one's appends); the old one refuses appends.
+  const pending = first.append('s', [note(2)]);
+  const second = await FileStore.open(dir);
+  assert.equal(await code(pending), 'ok');
+  assert.equal(await second.length('s'), 3);
+  assert.equal(await code(first.append('s', [note(3)])), 'PERSISTENCE_UNAVAILABLE');
+  await second.append('s', [note(3)]);
+  await second.close();
+  assert.equal(await code(second.append('s', [note(4)])), 'PERSISTENCE_UNAVAILABLE');
+  assert.ok(!(await readdir(dir)).includes('.lock'), 'close released the lock');
+  const third = await FileStore.open(dir);
+  assert.equal(await third.length('s'), 4);
+  await third.close();
 });

@@ -66,7 +66,9 @@ export async function mockOpenAI(respond) {
     if (answer?.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs).unref());
     if (res.destroyed) return;
     if (answer?.status !== undefined) {
-      res.writeHead(answer.status, { 'content-type': answer.raw ? 'text/plain' : 'application/json', ...(answer.headers ?? {}) });
+      const headers = { 'content-type': answer.raw ? 'text/plain' : 'application/json', ...(answer.headers ?? {}) };
+      if (answer.reason) res.writeHead(answer.status, answer.reason, headers); // a reason phrase of the mock's choosing
+      else res.writeHead(answer.status, headers);
       res.end(answer.raw ?? JSON.stringify(answer.body ?? {}));
       return;
     }

@@ -226,8 +226,9 @@ test('failures end with error and a diagnostic free of the key and the request b
       assert.ok(!d.includes(SECRET_PROMPT), `request body leaked: ${d}`);
       assert.ok(Buffer.byteLength(d) <= 4096);
     }
-    assert.match(diagnostics[0], /HTTP 401.*Incorrect API key provided/);
-    assert.match(diagnostics[1], /HTTP 500/);
+    assert.equal(diagnostics[0], 'the model endpoint answered HTTP 401: the API key or its permissions were refused');
+    assert.equal(diagnostics[1], 'the model endpoint answered HTTP 500: the endpoint failed on its side');
+    for (const d of diagnostics) assert.ok(!/Incorrect|internal error|bad request/.test(d), `a response body was quoted: ${d}`);
     assert.ok(diagnostics[2].length < 500, 'endpoint messages are shortened');
     assert.match(diagnostics[3], /not JSON/);
     assert.match(diagnostics[4], /without a chat completion choice/);
@@ -261,6 +262,81 @@ test('retries 429/5xx, then succeeds; too many steps is an error; structured out
   } finally {
     await mock.close();
   }
+});
+
+test('a key echoed back masked or upper-cased, or a hostile reason phrase, never reaches a diagnostic', async () => {
+  const key = 'gsk_live_4f9a1b2c3d4e5f60718e6f';
+  const echoes = [
+    { status: 401, body: { error: { message: `Invalid API Key gsk_live_4f9****8e6f` } } },
+    { status: 403, body: { error: { message: `key ${key.toUpperCase()} is not allowed` } } },
+    { status: 400, raw: `${key.split('').reverse().join('')} ${key.slice(0, 12)}…` },
+    { status: 418, headers: {}, raw: 'teapot', reason: `I am ${key}` },
+  ];
+  let i = 0;
+  const mock = await mockOpenAI(() => echoes[i++]);
+  try {
+    const host = new OpenAIHost({ baseUrl: mock.baseUrl, apiKey: key, model: 'm', retries: 0 });
+    for (let k = 0; k < echoes.length; k++) {
+      const out = await host.runTurn(fakeTurn());
+      assert.equal(out.stopReason, 'error');
+      assert.match(out.diagnostic, /^the model endpoint answered HTTP \d{3}: [A-Za-z ,]+$/, out.diagnostic);
+      for (const part of ['gsk', '4f9', '8e6f', 'GSK', 'LIVE', 'teapot']) assert.ok(!out.diagnostic.includes(part), out.diagnostic);
+    }
+  } finally {
+    await mock.close();
+  }
+});
+
+test('one reply asking for thousands of tool calls runs none and ends the turn; the bound is configurable', async () => {
+  const many = (n) => ({
+    message: {
+      content: null,
+      tool_calls: Array.from({ length: n }, (_, i) => ({ id: `c${i}`, type: 'function', function: { name: 'echo', arguments: JSON.stringify({ text: String(i) }) } })),
+    },
+    finish_reason: 'tool_calls',
+  });
+  let n = 0;
+  const mock = await mockOpenAI((body) => (body.messages.some((m) => m.role === 'tool') ? say('done') : many(n++ === 0 ? 3000 : 3)));
+  try {
+    const calls = [];
+    const host = new OpenAIHost({ baseUrl: mock.baseUrl, model: 'm', retries: 0 });
+    const out = await host.runTurn(fakeTurn({ tools: [echoTool(calls)] }));
+    assert.equal(out.stopReason, 'error');
+    assert.match(out.diagnostic, /3000 tool calls in one reply; the limit toolCallsPerReply is 64/);
+    assert.equal(calls.length, 0, 'no tool ran');
+    const ok = await host.runTurn(fakeTurn({ tools: [echoTool(calls)] }));
+    assert.equal(ok.stopReason, 'completed');
+    assert.equal(calls.length, 3);
+    const tight = new OpenAIHost({ baseUrl: mock.baseUrl, model: 'm', maxToolCallsPerReply: 2 });
+    assert.equal((await tight.runTurn(fakeTurn({ tools: [echoTool(calls)] }))).stopReason, 'error');
+    for (const bad of [0, 1025, 1.5, 'x']) {
+      assert.throws(() => new OpenAIHost({ baseUrl: mock.baseUrl, model: 'm', maxToolCallsPerReply: bad }), (e) => e.code === 'INVALID_ARGUMENT');
+    }
+  } finally {
+    await mock.close();
+  }
+});
+
+test('Tool.call never throws or rejects on bad options or a dead agent: it resolves with isError', async () => {
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: { runTurn: async () => ({ stopReason: 'completed' }) } });
+  const root = await runtime.openRoot({});
+  const tool = runtime.toolsFor(root).find((t) => t.name === 'list_agents');
+  const revoked = Proxy.revocable({}, {});
+  revoked.revoke();
+  for (const options of [5, 'x', { signal: 5 }, { signal: {} }, revoked.proxy, Object.defineProperty({}, 'signal', { get() { throw new Error('g'); } })]) {
+    let out;
+    try {
+      out = await tool.call({}, options);
+    } catch (e) {
+      assert.fail(`call rejected with ${e}`);
+    }
+    assert.equal(out.isError, true);
+    assert.equal(typeof out.content, 'string');
+  }
+  await runtime.closeRoot(root);
+  const dead = await tool.call({});
+  assert.equal(dead.isError, true);
+  assert.match(dead.content, /dead|not a live/);
 });
 
 test('configuration errors are SubagentErrors', () => {

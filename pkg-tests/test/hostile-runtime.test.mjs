@@ -148,14 +148,14 @@ test('the constructor: hostile options give a coded error, valid ones a working 
   const valid = { store, host };
   const keys = ['store', 'host', 'maxDepth', 'capacity', 'defaultCwd', 'builtinProviders', 'now', 'newId'];
   for (const [label, make] of Object.entries(HOSTILE)) {
-    assertSafe(`new SubagentRuntime(${label})`, await outcome(label, () => new SubagentRuntime(make()), { async: false }), ['INVALID_ARGUMENT', 'PERSISTENCE_UNAVAILABLE']);
+    assertSafe(`new SubagentRuntime(${label})`, await outcome(label, () => new SubagentRuntime(make()), { async: false }), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED', 'PERSISTENCE_UNAVAILABLE']);
     for (const key of keys) {
       const name = `new SubagentRuntime({${key}: ${label}})`;
       const r = await outcome(name, () => new SubagentRuntime({ ...valid, [key]: make() }), { async: false });
-      assertSafe(name, r, ['INVALID_ARGUMENT', 'PERSISTENCE_UNAVAILABLE']);
+      assertSafe(name, r, ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED', 'PERSISTENCE_UNAVAILABLE']);
     }
     const getters = throwingGetters(keys);
-    assertSafe('throwing option getters', await outcome('getters', () => new SubagentRuntime(getters), { async: false }), ['INVALID_ARGUMENT']);
+    assertSafe('throwing option getters', await outcome('getters', () => new SubagentRuntime(getters), { async: false }), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']);
   }
   throws(() => new SubagentRuntime({ store: throwingGetters(['append', 'read', 'readMany', 'flush']), host }), 'PERSISTENCE_UNAVAILABLE');
   throws(() => new SubagentRuntime({ store, host: throwingGetters(['runTurn', 'release']) }), 'INVALID_ARGUMENT');
@@ -177,10 +177,10 @@ test('every method and argument position: a coded error or an answer, never a tr
   const target = held.childId;
   const A = { async: true };
   const S = { async: false };
-  const ARG = ['INVALID_ARGUMENT'];
-  const HANDLE = ['UNAUTHORIZED', 'INVALID_ARGUMENT'];
-  const START = ['INVALID_ARGUMENT', 'INVALID_NAME', 'DEPTH_EXCEEDED', 'NO_PROVIDER', 'UNAUTHORIZED', 'UNSUPPORTED_CAPABILITY', 'DUPLICATE_CHILD', 'DUPLICATE_NAME'];
-  const SEND = ['INVALID_ARGUMENT', 'UNAUTHORIZED', 'NOT_RESUMABLE'];
+  const ARG = ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED'];
+  const HANDLE = ['UNAUTHORIZED', 'INVALID_ARGUMENT', 'LIMIT_EXCEEDED'];
+  const START = ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED', 'INVALID_NAME', 'DEPTH_EXCEEDED', 'NO_PROVIDER', 'UNAUTHORIZED', 'UNSUPPORTED_CAPABILITY', 'DUPLICATE_CHILD', 'DUPLICATE_NAME'];
+  const SEND = ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED', 'UNAUTHORIZED', 'NOT_RESUMABLE'];
   let unique = 0;
   for (const [label, make] of Object.entries(HOSTILE)) {
     const calls = [
@@ -264,7 +264,7 @@ test('every method and argument position: a coded error or an answer, never a tr
   await runtime.drainDescendants([root]);
 });
 
-test('10 MB strings: refused at the bridge with a short message, or accepted as data', async () => {
+test('10 MB strings: refused at the bridge with a short LIMIT_EXCEEDED, content only within its configured limit', async () => {
   const { runtime, host } = setup();
   const root = await runtime.openRoot({ sessionId: 'root' });
   host.hold('reader');
@@ -276,19 +276,28 @@ test('10 MB strings: refused at the bridge with a short message, or accepted as 
     ['sendMessage target', runtime.sendMessage(root, TEN_MB, 'x')],
     ['resolveName', runtime.resolveName(root, TEN_MB)],
     ['listDescendants', runtime.listDescendants(TEN_MB)],
+    ['startActivation prompt', runtime.startActivation({ provider: 'spawn', parent: root, label: 'x', prompt: TEN_MB })],
+    ['sendMessage content', runtime.sendMessage(root, reader.childId, TEN_MB)],
   ]) {
-    const e = await rejects(promise, 'INVALID_ARGUMENT');
-    assert.ok(e.message.length < 100, `${call}: ${e.message}`);
+    const e = await rejects(promise, 'LIMIT_EXCEEDED');
+    assert.ok(e.message.length < 150, `${call}: ${e.message}`);
   }
-  throws(() => runtime.on(TEN_MB, () => {}), 'INVALID_ARGUMENT');
-  throws(() => runtime.interrupt(TEN_MB, { kind: 'user' }), 'INVALID_ARGUMENT');
-  // Content is data: a 10 MB prompt and message are accepted and delivered whole.
-  await runtime.sendMessage(root, reader.childId, TEN_MB);
-  const big = await runtime.startActivation({ provider: 'spawn', parent: root, label: 'big', prompt: TEN_MB, name: 'big' });
-  assert.equal((await big.result).stopReason, 'completed');
-  assert.equal(host.turns.find((t) => t.name === 'big').input[0].length, 10_000_000);
+  throws(() => runtime.on(TEN_MB, () => {}), 'LIMIT_EXCEEDED');
+  throws(() => runtime.interrupt(TEN_MB, { kind: 'user' }), 'LIMIT_EXCEEDED');
   await stillWorks(runtime, root);
   await runtime.drainDescendants([root]);
+  // Content is data within its limit: with promptBytes/messageBytes raised to 16 MiB, a 10 MB prompt and
+  // message are accepted and delivered whole.
+  const roomy = setup({ limits: { promptBytes: 16 << 20, messageBytes: 16 << 20 } });
+  const root2 = await roomy.runtime.openRoot({ sessionId: 'root' });
+  roomy.host.hold('reader');
+  const reader2 = await roomy.runtime.startActivation({ provider: 'spawn', parent: root2, label: 'r', prompt: 'p', name: 'reader' });
+  await roomy.runtime.sendMessage(root2, reader2.childId, TEN_MB);
+  const big = await roomy.runtime.startActivation({ provider: 'spawn', parent: root2, label: 'big', prompt: TEN_MB, name: 'big' });
+  assert.equal((await big.result).stopReason, 'completed');
+  assert.equal(roomy.host.turns.find((t) => t.name === 'big').input[0].length, 10_000_000);
+  await stillWorks(roomy.runtime, root2);
+  await roomy.runtime.drainDescendants([root2]);
 });
 
 test('values under the 1 MiB cap are quoted in errors with a bound, never echoed whole', async () => {
@@ -309,10 +318,13 @@ test('values under the 1 MiB cap are quoted in errors with a bound, never echoed
     assert.ok(e.message.length < 300, `${code}: ${e.message.length} chars`);
     assert.match(e.message, /… \(1000000 (bytes|characters)\)/);
   }
-  // A 1 MB childId is an id like any other; a second start with it is refused briefly.
-  const first = await runtime.startActivation({ ...spec, childId: ONE_MB, delivery: 'caller' });
-  assert.equal(first.childId.length, 1_000_000);
-  const dup = await rejects(runtime.startActivation({ ...spec, childId: ONE_MB }), 'DUPLICATE_CHILD');
+  // A 1 MB childId is over the id limit (256 bytes), refused briefly; an id at the limit is an id like any other.
+  const long = await rejects(runtime.startActivation({ ...spec, childId: ONE_MB }), 'LIMIT_EXCEEDED', 'idBytes');
+  assert.ok(long.message.length < 300, long.message);
+  const atLimit = 'i'.repeat(256);
+  const first = await runtime.startActivation({ ...spec, childId: atLimit, delivery: 'caller' });
+  assert.equal(first.childId, atLimit);
+  const dup = await rejects(runtime.startActivation({ ...spec, childId: atLimit }), 'DUPLICATE_CHILD');
   assert.ok(dup.message.length < 300, dup.message);
   await stillWorks(runtime, root);
 });
@@ -353,7 +365,10 @@ test('throwing getters and Proxies in specs, options, authorities, providers and
   assert.equal(cycled.isError, true);
   assert.match(cycled.content, /nested more than 128 levels deep \(or is cyclic\)/);
   assert.deepEqual(await send.call({ agent: 'lead', message: 10n }), { content: 'the input.message is a bigint, which is not JSON data', isError: true });
-  await rejects(send.call({ agent: 'lead', message: 'x' }, throwingProxy()), 'INVALID_ARGUMENT');
+  // Bad options are a tool error too: Tool.call never rejects (README).
+  const badOptions = await send.call({ agent: 'lead', message: 'x' }, throwingProxy());
+  assert.equal(badOptions.isError, true);
+  assert.match(badOptions.content, /could not be read/);
   await stillWorks(runtime, root);
 });
 
@@ -749,7 +764,9 @@ test('authority attacks are refused with the right code', async () => {
   await rejects(runtime.startActivation(spec(cHandle)), 'UNAUTHORIZED');
   throws(interrupt(b.childId, cHandle), 'UNAUTHORIZED');
   throws(() => runtime.toolsFor(cHandle), 'UNAUTHORIZED');
-  await rejects(cTools.find((t) => t.name === 'list_agents').call({}), 'UNAUTHORIZED', 'is dead');
+  const deadCall = await cTools.find((t) => t.name === 'list_agents').call({});
+  assert.equal(deadCall.isError, true);
+  assert.match(deadCall.content, /is dead/);
   // A resumed member has a new handle; the old one stays dead.
   host.turns.length = 0;
   await runtime.sendMessage(root, c.childId, 'wake up');

@@ -84,17 +84,17 @@ test('synchronous exports: every hostile value gives a coded error or an answer'
     const r = outcome(() => st.isValidName(make()));
     assert.ok(!('error' in r), `isValidName(${label}) must not throw`);
     assert.equal(r.value, false, `isValidName(${label})`);
-    assertSafe(`validateName(${label})`, outcome(() => st.validateName(make())), ['INVALID_ARGUMENT', 'INVALID_NAME']);
-    assertSafe(`defaultName(${label})`, outcome(() => st.defaultName(make())), ['INVALID_ARGUMENT']);
-    assertSafe(`parseAgentRef(${label})`, outcome(() => st.parseAgentRef(make())), ['INVALID_ARGUMENT']);
+    assertSafe(`validateName(${label})`, outcome(() => st.validateName(make())), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED', 'INVALID_NAME']);
+    assertSafe(`defaultName(${label})`, outcome(() => st.defaultName(make())), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']);
+    assertSafe(`parseAgentRef(${label})`, outcome(() => st.parseAgentRef(make())), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']);
     const decoded = outcome(() => st.decodeCatalogPayload(make()));
     assert.ok('error' in decoded, `decodeCatalogPayload(${label}) must reject`);
     assertSafe(`decodeCatalogPayload(${label})`, decoded, ['CORRUPT_CATALOG']);
-    assertSafe(`projectCatalog(${label})`, outcome(() => st.projectCatalog(make())), ['INVALID_ARGUMENT']);
-    assertSafe(`projectCatalog([], ${label})`, outcome(() => st.projectCatalog([], make())), ['INVALID_ARGUMENT']);
-    assertSafe(`projectCatalog([${label}])`, outcome(() => st.projectCatalog([make()])), ['INVALID_ARGUMENT']);
+    assertSafe(`projectCatalog(${label})`, outcome(() => st.projectCatalog(make())), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']);
+    assertSafe(`projectCatalog([], ${label})`, outcome(() => st.projectCatalog([], make())), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']);
+    assertSafe(`projectCatalog([${label}])`, outcome(() => st.projectCatalog([make()])), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']);
     const event = { seq: 0, type: 'subagent/catalog', payload: make() };
-    assertSafe(`projectCatalog(payload ${label})`, outcome(() => st.projectCatalog([event])), ['INVALID_ARGUMENT', 'CORRUPT_CATALOG']);
+    assertSafe(`projectCatalog(payload ${label})`, outcome(() => st.projectCatalog([event])), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED', 'CORRUPT_CATALOG']);
     stillWorks();
   }
 });
@@ -104,20 +104,20 @@ test('asynchronous exports: never a synchronous throw, always a coded rejection 
   await store.append('root', log([c3('kid', 'kid')]));
   for (const [label, make] of Object.entries(HOSTILE)) {
     const calls = {
-      [`listDescendants(${label}, ...)`]: [() => st.listDescendants(make(), 'root'), ['INVALID_ARGUMENT', 'PERSISTENCE_UNAVAILABLE']],
-      [`listDescendants(store, ${label})`]: [() => st.listDescendants(store, make()), ['INVALID_ARGUMENT']],
-      [`listDescendants(store, root, ${label})`]: [() => st.listDescendants(store, 'root', make()), ['INVALID_ARGUMENT']],
-      [`listDescendants(store, root, {signal: ${label}})`]: [() => st.listDescendants(store, 'root', { signal: make() }), ['INVALID_ARGUMENT']],
-      [`resolveName(store, root, ${label})`]: [() => st.resolveName(store, 'root', make()), ['INVALID_ARGUMENT']],
+      [`listDescendants(${label}, ...)`]: [() => st.listDescendants(make(), 'root'), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED', 'PERSISTENCE_UNAVAILABLE']],
+      [`listDescendants(store, ${label})`]: [() => st.listDescendants(store, make()), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']],
+      [`listDescendants(store, root, ${label})`]: [() => st.listDescendants(store, 'root', make()), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']],
+      [`listDescendants(store, root, {signal: ${label}})`]: [() => st.listDescendants(store, 'root', { signal: make() }), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']],
+      [`resolveName(store, root, ${label})`]: [() => st.resolveName(store, 'root', make()), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']],
       [`store read answering ${label}`]: [() => st.listDescendants({ read: () => make() }, 'root'), ['PERSISTENCE_UNAVAILABLE', 'CORRUPT_CATALOG']],
       [`store read answering [${label}]`]: [() => st.listDescendants({ read: () => [make()] }, 'root'), ['PERSISTENCE_UNAVAILABLE', 'CORRUPT_CATALOG']],
       [`store readMany answering ${label}`]: [() => st.listDescendants({ read: () => log([c3('k', 'k')]), readMany: () => make() }, 'root'), []],
       [`store read throwing ${label}`]: [() => st.listDescendants({ read() { throw make(); } }, 'root'), ['PERSISTENCE_UNAVAILABLE']],
-      [`MemoryStore.append(${label})`]: [() => store.append('x', make()), ['INVALID_ARGUMENT']],
-      [`MemoryStore.append(id, [${label}])`]: [() => store.append('x', [make()]), ['INVALID_ARGUMENT']],
-      [`MemoryStore.read(${label})`]: [() => store.read(make()), ['INVALID_ARGUMENT']],
-      [`MemoryStore.read(id, ${label})`]: [() => store.read('root', make()), ['INVALID_ARGUMENT']],
-      [`MemoryStore.readMany(${label})`]: [() => store.readMany(make()), ['INVALID_ARGUMENT']],
+      [`MemoryStore.append(${label})`]: [() => store.append('x', make()), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']],
+      [`MemoryStore.append(id, [${label}])`]: [() => store.append('x', [make()]), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']],
+      [`MemoryStore.read(${label})`]: [() => store.read(make()), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']],
+      [`MemoryStore.read(id, ${label})`]: [() => store.read('root', make()), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']],
+      [`MemoryStore.readMany(${label})`]: [() => store.readMany(make()), ['INVALID_ARGUMENT', 'LIMIT_EXCEEDED']],
     };
     for (const [name, [call, allowed]] of Object.entries(calls)) {
       const r = outcome(call);
@@ -139,7 +139,7 @@ test('asynchronous exports: never a synchronous throw, always a coded rejection 
 test('huge inputs are handled without huge messages', async () => {
   const huge = 'é'.repeat(2_000_000);
   const e = await st.listDescendants(new MemoryStore(), huge).then(() => null, (x) => x);
-  assert.equal(e.code, 'INVALID_ARGUMENT');
+  assert.equal(e.code, 'LIMIT_EXCEEDED');
   assert.ok(e.message.length < 200, e.message);
   assert.deepEqual(st.parseAgentRef('a/'.repeat(10_000) + 'a').segments.length, 10_001);
   const payload = { version: 0, childId: 'c', childCreatedAt: 1, mode: 'one-shot', label: 'L'.repeat(1_000_000) };

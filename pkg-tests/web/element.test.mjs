@@ -377,4 +377,54 @@ describe('<subagent-tree> over a store', () => {
     page.check(); // no dialog, no page error
     await page.close();
   });
+
+  test('bidi: "\\u202Edael" never renders as lead; names, ids and labels are isolated; runtime and root are write-only', async () => {
+    const page = await openFixture(context, site.url);
+    const spoof = '\u202Edael';
+    const rows = await mount(page, {
+      id: 'root-bidi',
+      children: [
+        { id: spoof, payload: { version: 0, childId: spoof, childCreatedAt: 1, mode: 'continuable', label: '\u202Eevil label' } },
+        { id: 's-rtl', name: 'writer', label: 'שלום world' },
+      ],
+    });
+    const shown = rows.find((r) => r.id === spoof);
+    assert.equal(shown.name, '⟪U+202E⟫dael', 'the override is shown, not obeyed');
+    assert.equal(shown.label, '⟪U+202E⟫evil label');
+    assert.ok(rows.every((r) => !/[\u202A-\u202E\u2066-\u2069]/.test(r.name + (r.label ?? ''))));
+    const rendered = await page.evaluate((id) => {
+      const li = [...window.el.shadowRoot.querySelectorAll('[role="treeitem"]')].find((x) => x.dataset.sessionId === id);
+      const name = li.querySelector('.name');
+      const label = li.querySelector('.label');
+      // Visual order of the name's letters: with the override obeyed, "d" would sit right of "l".
+      const node = name.firstChild;
+      const x = (i) => {
+        const r = document.createRange();
+        r.setStart(node, i);
+        r.setEnd(node, i + 1);
+        return r.getBoundingClientRect().left;
+      };
+      const text = node.textContent;
+      return {
+        tags: [name.tagName, label.tagName],
+        bidi: [getComputedStyle(name).unicodeBidi, getComputedStyle(label).unicodeBidi],
+        dBeforeL: x(text.indexOf('d')) < x(text.indexOf('l')),
+        title: li.querySelector('.row').title,
+      };
+    }, spoof);
+    assert.deepEqual(rendered.tags, ['BDI', 'BDI']);
+    assert.deepEqual(rendered.bidi, ['isolate', 'isolate']);
+    assert.equal(rendered.dBeforeL, true, 'rendered left to right as "dael", not as "lead"');
+    assert.ok(!rendered.title.includes('\u202E') && rendered.title.startsWith('\u2068'), rendered.title);
+    const exposed = await page.evaluate(() => {
+      const el = document.createElement('subagent-tree');
+      const runtime = { listDescendants: async () => [], on: () => () => {} };
+      el.runtime = runtime;
+      el.root = { sessionId: 'r', name: 'lead' };
+      return { runtime: el.runtime === undefined, root: el.root === undefined, rootId: el.rootId };
+    });
+    assert.deepEqual(exposed, { runtime: true, root: true, rootId: 'r' }, 'the element gives neither its runtime nor its root handle back');
+    page.check();
+    await page.close();
+  });
 });

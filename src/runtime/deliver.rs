@@ -35,7 +35,7 @@ impl Runtime {
         signal: &Signal,
     ) -> Result<String> {
         self.require_live(sender, "sender")?;
-        let content = checked_content(content)?;
+        let content = checked_content(&self.0.options.limits, content)?;
         if target_id == sender.session_id() {
             return Err(crate::err!(InvalidArgument, "{:?} cannot send a message to itself", sender.name()));
         }
@@ -118,7 +118,7 @@ impl Runtime {
         answer: Option<&Answer>,
     ) -> Result<String> {
         self.require_root(root)?;
-        let content = checked_content(content)?;
+        let content = checked_content(&self.0.options.limits, content)?;
         let target_id = self.resolve_target(root, target, signal).await?;
         if target_id == root.session_id() {
             return self.accept(&root.0, MessageSource::User, content, scheduling, signal, answer).await;
@@ -587,10 +587,11 @@ fn outside_tree(target_id: &str) -> crate::SubagentError {
     crate::err!(Unauthorized, "{} is not a member of this tree", crate::name::quote_truncated(target_id, 80))
 }
 
-fn checked_content(content: Value) -> Result<Value> {
-    normalize_content(content).ok_or_else(|| {
+fn checked_content(limits: &crate::limits::Limits, content: Value) -> Result<Value> {
+    let content = normalize_content(content).ok_or_else(|| {
         crate::err!(InvalidArgument, "message content must be a string or an array of content blocks with a type")
-    })
+    })?;
+    limits.check_message(&content).map(|()| content)
 }
 
 /// The durable form of an accepted message.

@@ -69,6 +69,10 @@ pub struct RuntimeOptions {
     pub builtin_providers: bool,
     /// What opening a root does about work a stopped host left behind.
     pub recovery: Recovery,
+    /// Size limits on labels, prompts, messages and payloads (`crate::limits`).
+    pub limits: crate::limits::Limits,
+    /// Children's `cwd` stays inside the root's directory (`crate::path::confine`).
+    pub confine_cwd: bool,
 }
 
 impl Default for RuntimeOptions {
@@ -79,6 +83,8 @@ impl Default for RuntimeOptions {
             default_cwd: "/".into(),
             builtin_providers: true,
             recovery: Recovery::Report,
+            limits: Default::default(),
+            confine_cwd: true,
         }
     }
 }

@@ -223,6 +223,7 @@ impl Runtime {
         let prompt = normalize_content(spec.prompt.clone()).ok_or_else(|| {
             crate::err!(InvalidArgument, "prompt must be a string or an array of content blocks with a type")
         })?;
+        self.0.options.limits.check_activation(&spec.label, &prompt, spec.max_depth)?;
         let parent = spec.parent.0.clone();
         // A dead, forged or foreign handle carries no authority (PARENT_UNAVAILABLE is
         // a child's word for a creator that is not live, not an answer to a bad handle).
@@ -243,6 +244,13 @@ impl Runtime {
             ));
         }
 
+        let root_cwd = self.0.state.borrow().members.get(&parent.root_id).map(|r| r.cwd.clone());
+        let cwd = crate::path::confine(
+            root_cwd.as_deref().unwrap_or("/"),
+            &parent.cwd,
+            spec.cwd.as_deref(),
+            self.0.options.confine_cwd,
+        )?;
         // Minted before the state is borrowed: a host's id source may call back into the runtime.
         let minted = (local && spec.child_id.is_none()).then(|| self.new_id(IdKind::Session));
         let mut st = self.0.state.borrow_mut();
@@ -301,17 +309,7 @@ impl Runtime {
         if let Some(tree) = st.trees.get_mut(&parent.root_id) {
             tree.reserved += 1;
         }
-        Ok(Admission {
-            cwd: crate::path::resolve(&parent.cwd, spec.cwd.as_deref()),
-            provider,
-            parent,
-            name,
-            child_id,
-            depth,
-            prompt,
-            schema,
-            max_depth,
-        })
+        Ok(Admission { cwd, provider, parent, name, child_id, depth, prompt, schema, max_depth })
     }
 
     /// Releases the name reservation and the capacity slot; on commit the

@@ -114,13 +114,7 @@ pub fn run_seed(seed: u64, config: &Config) -> Report {
     let epochs = pre.range(1, config.max_epochs.max(1) as u64) as u32;
     let ctx = Rc::new(Ctx::new(seed, Rates::scaled(intensity), config.roots, max_depth, config.verbose));
     ctx.note(|| format!("intensity {intensity}, max depth {max_depth}, capacity {capacity}, {epochs} epoch(s)"));
-    let options = RuntimeOptions {
-        max_depth,
-        capacity,
-        default_cwd: "/work".into(),
-        builtin_providers: true,
-        ..RuntimeOptions::default()
-    };
+    let options = RuntimeOptions { max_depth, capacity, default_cwd: "/work".into(), ..RuntimeOptions::default() };
     let mut before = None;
     for index in 0..epochs {
         let ending = if index + 1 == epochs {

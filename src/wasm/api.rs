@@ -79,8 +79,7 @@ pub fn parse_agent_ref(#[wasm_bindgen(unchecked_param_type = "string")] text: Js
 #[wasm_bindgen(js_name = decodeCatalogPayload, unchecked_return_type = "CatalogEntry")]
 pub fn decode_catalog_payload(#[wasm_bindgen(unchecked_param_type = "unknown")] payload: JsValue) -> JsResult<JsValue> {
     throw((|| {
-        let value = value_from_js(&payload)
-            .map_err(|e| SubagentError::new(ErrorCode::CorruptCatalog, format!("catalog payload{e}")))?;
+        let value = value_from_js(&payload).map_err(|e| e.error_as(ErrorCode::CorruptCatalog, "catalog payload"))?;
         catalog::decode_payload(&value).map(|entry| entry_to_js(&entry))
     })())
 }
@@ -93,7 +92,7 @@ pub fn project_catalog(
     options: Option<super::ts::ProjectCatalogOptionsArg>,
 ) -> JsResult<JsValue> {
     throw((|| {
-        let events = events_from_js(&events).map_err(|e| invalid(format!("events{e}")))?;
+        let events = events_from_js(&events, Default::default()).map_err(|e| e.error("events"))?;
         let options = options_arg(&super::ts::opt(options), "options")?;
         let inherited = option(options.as_ref(), "inheritedEventCount", "options")?
             .map(|n| count_arg(&n, "options.inheritedEventCount"))

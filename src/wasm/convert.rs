@@ -10,18 +10,21 @@
 
 use super::error::invalid;
 use crate::catalog::CatalogEntry;
-use crate::error::Result;
+use crate::error::{ErrorCode, Result, SubagentError};
 use crate::event::SessionEvent;
 use crate::json::{Value, MAX_SAFE_INTEGER};
+use crate::limits::{MAX_ID_BYTES, MAX_NESTING, MAX_READ_BYTES};
 use crate::listing::{FullName, Row};
 use crate::name::AgentRef;
 use js_sys::{Array, JsString, Object, Reflect};
+use std::fmt;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 /// Deepest nesting accepted in JS data (payloads, options).
-pub const MAX_DEPTH: usize = 128;
-/// Longest string argument (ids, names, references), in UTF-16 code units.
+pub const MAX_DEPTH: usize = MAX_NESTING;
+/// Longest plain string argument (labels, provider and tool names, references),
+/// in UTF-16 code units; content, ids and directories have their own limits.
 pub const MAX_STRING_ARG: u32 = 1 << 20;
 
 #[wasm_bindgen]
@@ -37,6 +40,100 @@ extern "C" {
     /// (about 20 KB) stays out of the wasm. Cannot throw for a number.
     #[wasm_bindgen(js_name = String)]
     pub(crate) fn number_text(n: f64) -> String;
+}
+
+#[wasm_bindgen(module = "/src/wasm/js/error.js")]
+extern "C" {
+    /// Whether a JS string is well-formed UTF-16 (no lone surrogate). Never throws.
+    #[wasm_bindgen(js_name = isWellFormed)]
+    fn is_well_formed(value: &JsString) -> bool;
+}
+
+/// Why JS data was refused: a code and the rest of a sentence that starts
+/// with the value's name (`.a[2] is a function, which is not JSON data`).
+#[derive(Debug)]
+pub struct Refused {
+    pub code: ErrorCode,
+    pub fragment: String,
+}
+
+impl Refused {
+    fn shape(fragment: String) -> Refused {
+        Refused { code: ErrorCode::InvalidArgument, fragment }
+    }
+
+    /// The error for the value named `what`.
+    pub fn error(self, what: &str) -> SubagentError {
+        SubagentError::new(self.code, format!("{what}{}", self.fragment))
+    }
+
+    /// As [`Refused::error`], but a shape error takes `code` (a limit stays `LIMIT_EXCEEDED`).
+    pub fn error_as(self, code: ErrorCode, what: &str) -> SubagentError {
+        let code = if self.code == ErrorCode::LimitExceeded { self.code } else { code };
+        SubagentError::new(code, format!("{what}{}", self.fragment))
+    }
+
+    fn prefixed(self, segment: String) -> Refused {
+        Refused { code: self.code, fragment: segment + &self.fragment }
+    }
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.fragment)
+    }
+}
+
+/// How much JS data one conversion may copy into the heap, measured as
+/// [`crate::limits::json_size`] counts it, and the limit that sets it.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub bytes: usize,
+    /// The limit's name for the sentence (`promptBytes`, ...).
+    pub limit: &'static str,
+    /// Refuse strings that are not well-formed UTF-16 (ids, stored data);
+    /// otherwise a lone surrogate becomes U+FFFD.
+    pub strict: bool,
+}
+
+impl Budget {
+    pub const fn new(bytes: usize, limit: &'static str) -> Budget {
+        Budget { bytes, limit, strict: true }
+    }
+
+    /// The same budget, converting lone surrogates to U+FFFD instead of refusing them.
+    pub const fn lenient(self) -> Budget {
+        Budget { strict: false, ..self }
+    }
+
+    fn over(&self, detail: String) -> Refused {
+        Refused {
+            code: ErrorCode::LimitExceeded,
+            fragment: format!(" {detail}, over the limit {} ({} bytes)", self.limit, self.bytes),
+        }
+    }
+}
+
+/// What a conversion has left to spend.
+struct Meter {
+    budget: Budget,
+    left: usize,
+}
+
+impl Meter {
+    fn new(budget: Budget) -> Meter {
+        Meter { budget, left: budget.bytes }
+    }
+
+    fn spend(&mut self, bytes: usize) -> std::result::Result<(), Refused> {
+        match self.left.checked_sub(bytes) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(self.budget.over("is larger".into())),
+        }
+    }
 }
 
 /// A short description of a JS value for an error sentence ("42", "null", "an object", `"text"`).
@@ -94,7 +191,52 @@ pub fn get(target: &JsValue, key: &str, what: &str) -> Result<JsValue> {
         .map_err(|e| invalid(format!("{what}.{key} could not be read ({})", super::error::describe_thrown(&e))))
 }
 
-/// A string argument.
+/// A JS string copied into the heap only when it fits `max_bytes` of UTF-8:
+/// its length (UTF-16 code units, each at least one UTF-8 byte) is checked
+/// before anything is copied. `strict` refuses a lone surrogate, which a
+/// plain conversion would silently turn into U+FFFD.
+fn bounded(s: &JsString, max_bytes: usize, strict: bool) -> std::result::Result<String, BoundFailure> {
+    let units = s.length() as usize;
+    if units > max_bytes {
+        return Err(BoundFailure::TooLong { units });
+    }
+    let text = String::from(s);
+    if text.len() > max_bytes {
+        return Err(BoundFailure::TooLong { units });
+    }
+    if strict && text.contains('\u{FFFD}') && !is_well_formed(s) {
+        return Err(BoundFailure::IllFormed);
+    }
+    Ok(text)
+}
+
+enum BoundFailure {
+    TooLong { units: usize },
+    IllFormed,
+}
+
+const ILL_FORMED: &str = " is not well-formed Unicode (it holds a lone surrogate)";
+
+/// A string value of at most `max_bytes` UTF-8 bytes; `None` when it is not a string.
+pub fn bounded_string(
+    value: &JsValue,
+    max_bytes: usize,
+    limit: &str,
+    strict: bool,
+) -> std::result::Result<Option<String>, Refused> {
+    if !value.is_string() {
+        return Ok(None);
+    }
+    bounded(value.unchecked_ref(), max_bytes, strict).map(Some).map_err(|f| match f {
+        BoundFailure::TooLong { units } => Refused {
+            code: ErrorCode::LimitExceeded,
+            fragment: format!(" is a string of {units} characters, over the limit {limit} ({max_bytes} bytes)"),
+        },
+        BoundFailure::IllFormed => Refused::shape(ILL_FORMED.into()),
+    })
+}
+
+/// A string argument (at most [`MAX_STRING_ARG`] characters; lone surrogates become U+FFFD).
 pub fn string_arg(value: &JsValue, what: &str) -> Result<String> {
     if !value.is_string() {
         return Err(invalid(format!("{what} must be a string, not {}", describe(value))));
@@ -102,18 +244,35 @@ pub fn string_arg(value: &JsValue, what: &str) -> Result<String> {
     let s: &JsString = value.unchecked_ref();
     let len = s.length();
     if len > MAX_STRING_ARG {
-        return Err(invalid(format!("{what} is {len} characters long; the limit is {MAX_STRING_ARG}")));
+        return Err(SubagentError::new(
+            ErrorCode::LimitExceeded,
+            format!("{what} is {len} characters long; the limit is {MAX_STRING_ARG}"),
+        ));
     }
     Ok(s.into())
 }
 
-/// A non-empty string argument (a Session id).
+/// A non-empty, well-formed string argument of at most [`MAX_ID_BYTES`] (a Session or message id).
 pub fn id_arg(value: &JsValue, what: &str) -> Result<String> {
-    let id = string_arg(value, what)?;
+    if !value.is_string() {
+        return Err(invalid(format!("{what} must be a string, not {}", describe(value))));
+    }
+    let id = bounded_string(value, MAX_ID_BYTES, "idBytes", true).map_err(|r| r.error(what))?.unwrap_or_default();
     if id.is_empty() {
         return Err(invalid(format!("{what} must be a non-empty string, not \"\"")));
     }
     Ok(id)
+}
+
+/// A directory argument: a string without NUL of at most `cwdBytes`.
+pub fn cwd_arg(value: &JsValue, what: &str) -> Result<String> {
+    if !value.is_string() {
+        return Err(invalid(format!("{what} must be a string, not {}", describe(value))));
+    }
+    let max = crate::limits::MAX_CWD_BYTES;
+    let path = bounded_string(value, max, "cwdBytes", true).map_err(|r| r.error(what))?.unwrap_or_default();
+    crate::path::check_text(what, &path)?;
+    Ok(path)
 }
 
 /// An options bag: `None` for `undefined`/`null`, an error for a non-object.
@@ -152,23 +311,44 @@ pub fn array_arg(value: &JsValue, what: &str) -> Result<Array> {
     }
 }
 
-/// An array of strings.
+/// An array of strings (ids among them: well-formed, each at most [`MAX_STRING_ARG`] characters).
 pub fn strings_arg(value: &JsValue, what: &str) -> Result<Vec<String>> {
     let items = array_arg(value, what)?;
-    let mut out = Vec::with_capacity(items.length() as usize);
+    let mut out = Vec::new();
+    out.try_reserve(items.length() as usize)
+        .map_err(|_| SubagentError::new(ErrorCode::LimitExceeded, format!("{what} has too many items to hold")))?;
+    let mut budget = Meter::new(Budget::new(MAX_READ_BYTES, "storeReadBytes"));
     for (i, item) in items.iter().enumerate() {
-        out.push(string_arg(&item, &format!("{what}[{i}]"))?);
+        let what = format!("{what}[{i}]");
+        if !item.is_string() {
+            return Err(invalid(format!("{what} must be a string, not {}", describe(&item))));
+        }
+        let s = bounded_string(&item, MAX_STRING_ARG as usize, "the string argument limit", true)
+            .map_err(|r| r.error(&what))?
+            .unwrap_or_default();
+        budget.spend(s.len() + 1).map_err(|r| r.error(&what))?;
+        out.push(s);
     }
     Ok(out)
 }
 
-/// JS data to a JSON value. `Err` holds the rest of a sentence that starts
-/// with the value's name, e.g. `.a[2] is a function, which is not JSON data`.
-pub fn value_from_js(value: &JsValue) -> std::result::Result<Value, String> {
-    from_js(value, 0)
+/// The default budget of JS data with no more specific limit (options, schemas, payloads).
+pub fn default_budget() -> Budget {
+    Budget::new(crate::limits::Limits::default().event_payload_bytes, "eventPayloadBytes")
 }
 
-fn from_js(value: &JsValue, depth: usize) -> std::result::Result<Value, String> {
+/// JS data to a JSON value within the default budget (strict Unicode).
+pub fn value_from_js(value: &JsValue) -> std::result::Result<Value, Refused> {
+    value_within(value, default_budget())
+}
+
+/// JS data to a JSON value, copying at most `budget` into the heap.
+pub fn value_within(value: &JsValue, budget: Budget) -> std::result::Result<Value, Refused> {
+    from_js(value, 0, &mut Meter::new(budget))
+}
+
+fn from_js(value: &JsValue, depth: usize, meter: &mut Meter) -> std::result::Result<Value, Refused> {
+    meter.spend(1)?;
     if value.is_null() || value.is_undefined() {
         return Ok(Value::Null);
     }
@@ -178,49 +358,76 @@ fn from_js(value: &JsValue, depth: usize) -> std::result::Result<Value, String> 
     if let Some(n) = value.as_f64() {
         return Ok(Value::Number(n));
     }
-    if let Some(s) = value.as_string() {
+    if value.is_string() {
+        let s = string_within(value.unchecked_ref(), meter)?;
         return Ok(Value::String(s));
     }
     if value.is_function() || value.is_bigint() || value.is_symbol() {
-        return Err(format!(" is {}, which is not JSON data", describe(value)));
+        return Err(Refused::shape(format!(" is {}, which is not JSON data", describe(value))));
     }
     if depth >= MAX_DEPTH {
-        return Err(format!(" is nested more than {MAX_DEPTH} levels deep (or is cyclic)"));
+        return Err(Refused::shape(format!(" is nested more than {MAX_DEPTH} levels deep (or is cyclic)")));
     }
-    let unreadable = |e: JsValue| format!(" could not be read ({})", super::error::describe_thrown(&e));
+    let unreadable = |e: JsValue| Refused::shape(format!(" could not be read ({})", super::error::describe_thrown(&e)));
     if is_array(value).map_err(unreadable)? {
         let items = array_from(value).map_err(unreadable)?;
-        let mut out = Vec::with_capacity(items.length() as usize);
+        let len = items.length() as usize;
+        if len > meter.left {
+            return Err(meter.budget.over(format!("is an array of {len} items")));
+        }
+        let mut out = Vec::new();
+        out.try_reserve_exact(len).map_err(|_| meter.budget.over(format!("is an array of {len} items")))?;
         for (i, item) in items.iter().enumerate() {
-            out.push(from_js(&item, depth + 1).map_err(|e| prepend(depth, format!("[{i}]"), e))?);
+            out.push(from_js(&item, depth + 1, meter).map_err(|e| prepend(depth, format!("[{i}]"), e))?);
         }
         return Ok(Value::Array(out));
     }
     let keys = object_keys(value).map_err(unreadable)?;
-    let mut entries = Vec::with_capacity(keys.length() as usize);
+    let len = keys.length() as usize;
+    if len > meter.left {
+        return Err(meter.budget.over(format!("is an object of {len} keys")));
+    }
+    let mut entries = Vec::new();
+    entries.try_reserve_exact(len).map_err(|_| meter.budget.over(format!("is an object of {len} keys")))?;
     for key in keys.iter() {
-        let name = key.as_string().unwrap_or_default();
+        // Object.keys gives strings; a key is measured like any string.
+        let name = match key.dyn_ref::<JsString>().filter(|_| key.is_string()) {
+            Some(k) => string_within(k, meter).map_err(|e| e.prefixed(" has a key that".into()))?,
+            None => String::new(),
+        };
         let item =
             Reflect::get(value, &key).map_err(|e| prepend(depth, format!(".{}", short_key(&name)), unreadable(e)))?;
         if item.is_undefined() {
             continue; // as in JSON: an undefined property is absent
         }
-        let item = from_js(&item, depth + 1).map_err(|e| prepend(depth, format!(".{}", short_key(&name)), e))?;
+        let item = from_js(&item, depth + 1, meter).map_err(|e| prepend(depth, format!(".{}", short_key(&name)), e))?;
         entries.push((name, item));
     }
     Ok(Value::Object(entries))
 }
 
+/// A string inside JS data, charged to the meter before it is copied.
+fn string_within(s: &JsString, meter: &mut Meter) -> std::result::Result<String, Refused> {
+    match bounded(s, meter.left, meter.budget.strict) {
+        Ok(text) => {
+            meter.spend(text.len())?;
+            Ok(text)
+        }
+        Err(BoundFailure::TooLong { units }) => Err(meter.budget.over(format!("is a string of {units} characters"))),
+        Err(BoundFailure::IllFormed) => Err(Refused::shape(ILL_FORMED.into())),
+    }
+}
+
 /// Prefixes a path segment to an error fragment, eliding segments below the
 /// eighth level so a deep or cyclic value gives a short sentence.
-fn prepend(depth: usize, segment: String, fragment: String) -> String {
+fn prepend(depth: usize, segment: String, refused: Refused) -> Refused {
     const SHOWN: usize = 8;
     if depth < SHOWN {
-        segment + &fragment
-    } else if fragment.starts_with('…') {
-        fragment
+        refused.prefixed(segment)
+    } else if refused.fragment.starts_with('…') {
+        refused
     } else {
-        format!("…{fragment}")
+        refused.prefixed("…".into())
     }
 }
 
@@ -260,6 +467,18 @@ pub fn set(obj: &Object, key: &str, value: &JsValue) {
     }
 }
 
+/// Defines an own data property, never calling a setter an `Object.prototype`
+/// patch may have planted (used for values that carry authority, such as handles).
+pub fn set_own(obj: &Object, key: &str, value: &JsValue) {
+    // A descriptor without a prototype: no inherited `get`, `value` setter or the like.
+    let desc = Object::create(JsValue::NULL.unchecked_ref());
+    let _ = Reflect::set(&desc, &"value".into(), value);
+    for flag in ["writable", "enumerable", "configurable"] {
+        let _ = Reflect::set(&desc, &flag.into(), &JsValue::TRUE);
+    }
+    let _ = Reflect::define_property(obj, &key.into(), &desc);
+}
+
 fn set_opt(obj: &Object, key: &str, value: Option<&str>) {
     if let Some(v) = value {
         set(obj, key, &JsValue::from_str(v));
@@ -279,38 +498,87 @@ pub fn events_to_js(events: &[SessionEvent]) -> JsValue {
     events.iter().map(event_to_js).collect::<Array>().into()
 }
 
+/// What one batch of events from JS may hold: each payload within
+/// `payload_bytes` (`eventPayloadBytes`), all of them within [`MAX_READ_BYTES`].
+#[derive(Clone, Copy, Debug)]
+pub struct EventBudget {
+    pub payload_bytes: usize,
+}
+
+impl Default for EventBudget {
+    /// Without a runtime's limits: any event a runtime could have written.
+    fn default() -> Self {
+        EventBudget { payload_bytes: crate::limits::MAX_STORED_EVENT_BYTES }
+    }
+}
+
+/// Longest event type, in UTF-8 bytes.
+pub const MAX_EVENT_TYPE_BYTES: usize = 256;
+
+/// An event's `type` read without copying more than [`MAX_EVENT_TYPE_BYTES`]; `None` when absent or not a string.
+pub fn event_type(value: &JsValue) -> Option<String> {
+    let kind = Reflect::get(value, &JsValue::from_str("type")).ok()?;
+    bounded_string(&kind, MAX_EVENT_TYPE_BYTES, "eventTypeBytes", true).ok().flatten()
+}
+
 /// One event from JS. `Err` is a sentence fragment after the event's name.
-pub fn event_from_js(value: &JsValue) -> std::result::Result<SessionEvent, String> {
+pub fn event_from_js(
+    value: &JsValue,
+    budget: EventBudget,
+    total: &mut usize,
+) -> std::result::Result<SessionEvent, Refused> {
     if !is_objectish(value) {
-        return Err(format!(" must be an object {{seq, type, payload}}, not {}", describe(value)));
+        return Err(Refused::shape(format!(" must be an object {{seq, type, payload}}, not {}", describe(value))));
     }
     let field = |key: &str| {
         Reflect::get(value, &JsValue::from_str(key))
-            .map_err(|e| format!(".{key} could not be read ({})", super::error::describe_thrown(&e)))
+            .map_err(|e| Refused::shape(format!(".{key} could not be read ({})", super::error::describe_thrown(&e))))
     };
     let seq = field("seq")?;
     let seq = match seq.as_f64() {
         Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= MAX_SAFE_INTEGER => n as u64,
-        _ => return Err(format!(".seq must be an integer >= 0, not {}", describe(&seq))),
+        _ => return Err(Refused::shape(format!(".seq must be an integer >= 0, not {}", describe(&seq)))),
     };
     let kind = field("type")?;
-    let Some(kind) = kind.as_string() else {
-        return Err(format!(".type must be a string, not {}", describe(&kind)));
+    let Some(kind) =
+        bounded_string(&kind, MAX_EVENT_TYPE_BYTES, "eventTypeBytes", true).map_err(|r| r.prefixed(".type".into()))?
+    else {
+        return Err(Refused::shape(format!(".type must be a string, not {}", describe(&kind))));
     };
-    let payload = value_from_js(&field("payload")?).map_err(|e| format!(".payload{e}"))?;
+    let payload_budget = Budget::new(budget.payload_bytes.min(*total), "eventPayloadBytes");
+    let mut meter = Meter::new(payload_budget);
+    let payload = from_js(&field("payload")?, 0, &mut meter).map_err(|e| {
+        if *total < budget.payload_bytes && e.code == ErrorCode::LimitExceeded {
+            Refused {
+                code: ErrorCode::LimitExceeded,
+                fragment: format!(" would take the batch over the limit of {MAX_READ_BYTES} bytes per store read"),
+            }
+        } else {
+            e.prefixed(".payload".into())
+        }
+    })?;
+    *total = total.saturating_sub(payload_budget.bytes - meter.left + kind.len() + 8);
     Ok(SessionEvent { seq, kind, payload })
 }
 
 /// An array of events. `Err` is a sentence fragment after the array's name.
-pub fn events_from_js(value: &JsValue) -> std::result::Result<Vec<SessionEvent>, String> {
-    let unreadable = |e: JsValue| format!(" could not be read ({})", super::error::describe_thrown(&e));
+pub fn events_from_js(value: &JsValue, budget: EventBudget) -> std::result::Result<Vec<SessionEvent>, Refused> {
+    let unreadable = |e: JsValue| Refused::shape(format!(" could not be read ({})", super::error::describe_thrown(&e)));
     if !is_array(value).map_err(unreadable)? {
-        return Err(format!(" must be an array of events, not {}", describe(value)));
+        return Err(Refused::shape(format!(" must be an array of events, not {}", describe(value))));
     }
     let items = array_from(value).map_err(unreadable)?;
-    let mut out = Vec::with_capacity(items.length() as usize);
+    let mut total = MAX_READ_BYTES;
+    let len = items.length() as usize;
+    let mut out = Vec::new();
+    if len > total / 8 || out.try_reserve_exact(len).is_err() {
+        return Err(Refused {
+            code: ErrorCode::LimitExceeded,
+            fragment: format!(" holds {len} events, over the limit of {MAX_READ_BYTES} bytes per store read"),
+        });
+    }
     for (i, item) in items.iter().enumerate() {
-        out.push(event_from_js(&item).map_err(|e| format!("[{i}]{e}"))?);
+        out.push(event_from_js(&item, budget, &mut total).map_err(|e| e.prefixed(format!("[{i}]")))?);
     }
     Ok(out)
 }

@@ -10,6 +10,7 @@
 //! | [`error`] | core `SubagentError` -> JS `SubagentError` (from `js/error.js`) |
 //! | [`convert`] | trap-free JS <-> core conversions |
 //! | [`runtime`] | the exported `SubagentRuntime` class, agent handles, activations, tools |
+//! | [`handles`] | the capability-guarded imports of `js/runtime.js` (handle minting) |
 //! | [`ports`] | the agent host, providers, runs, clock and ids over JS objects |
 //! | [`ts`] | the hand-written TypeScript types |
 //!
@@ -18,6 +19,8 @@
 pub mod api;
 pub mod convert;
 pub mod error;
+#[cfg(feature = "runtime")]
+pub mod handles;
 #[cfg(feature = "runtime")]
 pub mod ports;
 #[cfg(feature = "runtime")]
@@ -42,4 +45,8 @@ pub fn future_to_promise(
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 fn start() {
     crate::json::set_number_formatter(convert::number_text);
+    // Installed while the module is instantiated: the dispatcher claims the
+    // handle module's capability before any other code can import and claim it.
+    #[cfg(feature = "runtime")]
+    runtime::ensure_dispatcher();
 }

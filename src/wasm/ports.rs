@@ -4,7 +4,10 @@
 //! Promises, rejections, synchronous throws and missing methods all come back
 //! as results; malformed answers become clear errors, never traps.
 
-use super::convert::{describe, events_from_js, get, is_objectish, set, value_from_js, value_to_js};
+use super::convert::{
+    bounded_string, describe, events_from_js, get, id_arg, is_objectish, set, set_own, value_to_js, value_within,
+    Budget, EventBudget, MAX_STRING_ARG,
+};
 use super::error::{from_thrown, invalid, settle};
 use super::runtime::{agent_to_js, message_to_js};
 use super::store::js_signal;
@@ -46,7 +49,10 @@ fn optional_string(obj: &JsValue, key: &str, what: &str) -> Result<Option<String
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    v.as_string().map(Some).ok_or_else(|| invalid(format!("{what}.{key} must be a string, not {}", describe(&v))))
+    bounded_string(&v, MAX_STRING_ARG as usize, "the string argument limit", false)
+        .map_err(|r| r.error(&format!("{what}.{key}")))?
+        .map(Some)
+        .ok_or_else(|| invalid(format!("{what}.{key} must be a string, not {}", describe(&v))))
 }
 
 // ---- agent host ------------------------------------------------------------
@@ -68,13 +74,13 @@ impl JsHost {
 
 impl AgentHost for JsHost {
     fn run_turn(&self, turn: Turn) -> LocalBoxFuture<'static, Result<TurnOutcome>> {
-        let obj = self.obj.clone();
+        let (obj, runtime) = (self.obj.clone(), self.runtime);
         let turn_js = turn_to_js(self.runtime, &turn);
         Box::pin(async move {
             let value = settled(call_method(&obj, "runTurn", &[turn_js])).await.map_err(|e| {
                 from_thrown(ErrorCode::PersistenceUnavailable, format!("host.runTurn failed for {:?}", turn.name), e)
             })?;
-            outcome_from_js(&value).map_err(|m| invalid(format!("host.runTurn returned {m}")))
+            outcome_from_js(&value, host_budget(runtime))
         })
     }
 
@@ -116,12 +122,31 @@ fn turn_to_js(runtime: u32, turn: &Turn) -> JsValue {
     super::runtime::make_turn(runtime, obj.into(), agent, turn.agent.incarnation() as f64, turn.steer.turn_id() as f64)
 }
 
-/// `{ stopReason?, messages?, text?, structured?, diagnostic?, usage? }`; `Err` completes "host.runTurn returned …".
-fn outcome_from_js(value: &JsValue) -> std::result::Result<TurnOutcome, String> {
+/// What a host's outcome or a run's result may hold: one event payload
+/// (`eventPayloadBytes`), lone surrogates made U+FFFD (model text is not an id).
+fn host_budget(runtime: u32) -> Budget {
+    Budget::new(super::runtime::limits_of(runtime).event_payload_bytes, "eventPayloadBytes").lenient()
+}
+
+/// JS data a host answered, within its budget; `what` starts the sentence ("host.runTurn returned").
+fn host_value(value: &JsValue, budget: Budget, what: &str) -> Result<Value> {
+    value_within(value, budget).map_err(|e| match e.code {
+        ErrorCode::LimitExceeded => e.error(&format!("{what} a value that")),
+        _ => invalid(format!("{what} a value that is not JSON data (it{e})")),
+    })
+}
+
+/// `{ stopReason?, messages?, text?, structured?, diagnostic?, usage? }`.
+fn outcome_from_js(value: &JsValue, budget: Budget) -> Result<TurnOutcome> {
     if value.is_undefined() || value.is_null() {
         return Ok(TurnOutcome { stop_reason: "completed".into(), ..TurnOutcome::default() });
     }
-    let v = value_from_js(value).map_err(|e| format!("a value that is not JSON data (it{e})"))?;
+    let v = host_value(value, budget, "host.runTurn returned")?;
+    outcome_from_value(value, &v).map_err(|m| invalid(format!("host.runTurn returned {m}")))
+}
+
+/// The outcome's fields; `Err` completes "host.runTurn returned …".
+fn outcome_from_value(value: &JsValue, v: &Value) -> std::result::Result<TurnOutcome, String> {
     if v.as_object().is_none() {
         return Err(format!("{}; expected an object {{stopReason, messages, text, ...}}", describe(value)));
     }
@@ -168,8 +193,8 @@ impl JsProvider {
             return Err(invalid(format!("provider must be an object, not {}", describe(&obj))));
         }
         let name = get(&obj, "name", what)?;
-        let name = match name.as_string() {
-            Some(n) if !n.is_empty() && n.len() <= 64 => n,
+        let name = match bounded_string(&name, 64, "providerNameBytes", true) {
+            Ok(Some(n)) if !n.is_empty() => n,
             _ => {
                 return Err(invalid(format!(
                     "provider.name must be a non-empty string of at most 64 bytes, not {}",
@@ -235,9 +260,9 @@ impl Provider for JsProvider {
         let req = Object::new();
         set(&req, "cwd", &JsValue::from_str(&request.cwd));
         set(&req, "sessionId", &JsValue::from_str(&request.session_id));
-        set(&req, "parent", &agent_to_js(self.runtime, &request.parent));
+        set_own(&req, "parent", &agent_to_js(self.runtime, &request.parent));
         set(&req, "signal", &js_signal(&request.signal));
-        let (obj, name) = (self.obj.clone(), self.name.clone());
+        let (obj, name, runtime) = (self.obj.clone(), self.name.clone(), self.runtime);
         Box::pin(async move {
             let value = settled(call_method(&obj, "prepareContinuable", &[req.into()])).await.map_err(|e| {
                 from_thrown(
@@ -253,8 +278,13 @@ impl Provider for JsProvider {
             if seed.is_undefined() || seed.is_null() {
                 return Ok(ContinuableCreateSpec::default());
             }
-            let seed = events_from_js(&seed)
-                .map_err(|e| invalid(format!("provider {name:?} prepareContinuable returned a bad seed: seed{e}")))?;
+            let seed =
+                events_from_js(&seed, EventBudget { payload_bytes: host_budget(runtime).bytes }).map_err(|e| {
+                    e.error_as(
+                        ErrorCode::InvalidArgument,
+                        &format!("provider {name:?} prepareContinuable returned a bad seed: seed"),
+                    )
+                })?;
             Ok(ContinuableCreateSpec { seed: Some(seed) })
         })
     }
@@ -267,7 +297,7 @@ impl Provider for JsProvider {
         }
         set(&req, "label", &JsValue::from_str(&request.label));
         set(&req, "prompt", &value_to_js(&request.prompt));
-        set(&req, "parent", &agent_to_js(self.runtime, &request.parent));
+        set_own(&req, "parent", &agent_to_js(self.runtime, &request.parent));
         set(&req, "signal", &js_signal(&request.signal));
         if let Some(o) = &request.agent_options {
             set(&req, "agentOptions", &value_to_js(o));
@@ -278,12 +308,12 @@ impl Provider for JsProvider {
         if let Some(d) = request.max_depth {
             set(&req, "maxDepth", &JsValue::from_f64(d as f64));
         }
-        let (obj, name) = (self.obj.clone(), self.name.clone());
+        let (obj, name, runtime) = (self.obj.clone(), self.name.clone(), self.runtime);
         Box::pin(async move {
             let value = settled(call_method(&obj, "start", &[req.into()])).await.map_err(|e| {
                 from_thrown(ErrorCode::ContinuationUnavailable, format!("provider {name:?} start failed"), e)
             })?;
-            let run = JsRun::new(value, &name)?;
+            let run = JsRun::new(value, &name, host_budget(runtime))?;
             Ok(Box::new(run) as Box<dyn Run>)
         })
     }
@@ -295,18 +325,20 @@ pub struct JsRun {
     id: String,
     result: RefCell<Option<Promise>>,
     provider: String,
+    budget: Budget,
 }
 
 impl JsRun {
-    fn new(obj: JsValue, provider: &str) -> Result<JsRun> {
+    fn new(obj: JsValue, provider: &str, budget: Budget) -> Result<JsRun> {
         let bad = |detail: String| invalid(format!("provider {provider:?} start returned a malformed run: {detail}"));
         if !is_objectish(&obj) {
             return Err(bad(format!("{} instead of {{id, result, dispose}}", describe(&obj))));
         }
         let id = get(&obj, "id", "run")?;
-        let id = match id.as_string() {
-            Some(id) if !id.is_empty() => id,
-            _ => return Err(bad(format!("id is {}, not a non-empty string", describe(&id)))),
+        let id = match id_arg(&id, "id") {
+            Ok(id) => id,
+            Err(e) if e.code == ErrorCode::LimitExceeded => return Err(e),
+            Err(_) => return Err(bad(format!("id is {}, not a non-empty string", describe(&id)))),
         };
         if !has_method(&obj, "dispose") {
             return Err(bad("it has no dispose() method".into()));
@@ -314,7 +346,7 @@ impl JsRun {
         let result = get(&obj, "result", "run")?;
         // The registry may never await it (dispose first); keep rejections handled.
         let promise = super::runtime::quiet(&settle(&result));
-        Ok(JsRun { obj, id, result: RefCell::new(Some(promise)), provider: provider.to_owned() })
+        Ok(JsRun { obj, id, result: RefCell::new(Some(promise)), provider: provider.to_owned(), budget })
     }
 }
 
@@ -325,7 +357,7 @@ impl Run for JsRun {
 
     fn result(&self) -> LocalBoxFuture<'static, Result<SubagentResult>> {
         let promise = self.result.borrow_mut().take();
-        let provider = self.provider.clone();
+        let (provider, budget) = (self.provider.clone(), self.budget);
         Box::pin(async move {
             let Some(promise) = promise else {
                 return Err(invalid(format!("the result of a {provider:?} run was already taken")));
@@ -333,7 +365,7 @@ impl Run for JsRun {
             let value = JsFuture::from(promise).await.map_err(|e| {
                 from_thrown(ErrorCode::ContinuationUnavailable, format!("a {provider:?} run failed"), e)
             })?;
-            result_from_js(&value).map_err(|m| invalid(format!("a {provider:?} run resolved with {m}")))
+            result_from_js(&value, budget, &provider)
         })
     }
 
@@ -348,8 +380,13 @@ impl Run for JsRun {
 }
 
 /// `{ output, stopReason, structured?, diagnostic? }`.
-fn result_from_js(value: &JsValue) -> std::result::Result<SubagentResult, String> {
-    let v = value_from_js(value).map_err(|e| format!("a value that is not JSON data (it{e})"))?;
+fn result_from_js(value: &JsValue, budget: Budget, provider: &str) -> Result<SubagentResult> {
+    let v = host_value(value, budget, &format!("a {provider:?} run resolved with"))?;
+    result_from_value(value, &v).map_err(|m| invalid(format!("a {provider:?} run resolved with {m}")))
+}
+
+/// The result's fields; `Err` completes "a run resolved with …".
+fn result_from_value(value: &JsValue, v: &Value) -> std::result::Result<SubagentResult, String> {
     if v.as_object().is_none() {
         return Err(format!("{}; expected {{output, stopReason}}", describe(value)));
     }
@@ -402,7 +439,7 @@ impl IdSource for JsIds {
             IdKind::Message => "message",
         };
         let custom = self.0.as_ref().and_then(|f| f.call1(&JsValue::UNDEFINED, &JsValue::from_str(kind)).ok());
-        match custom.and_then(|v| v.as_string()).filter(|s| !s.is_empty()) {
+        match custom.and_then(|v| id_arg(&v, "newId()").ok()) {
             Some(id) => id,
             None => uuid::Uuid::new_v4().to_string(),
         }

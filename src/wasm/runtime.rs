@@ -5,14 +5,18 @@
 //! handles are keys `(runtime, Session id, incarnation)` kept in a private
 //! WeakMap there, so a plain object with the same fields is no handle at all.
 
-use super::convert::{describe, get, id_arg, is_objectish, options_arg, set, string_arg, value_from_js, value_to_js};
+use super::convert::{
+    bounded_string, cwd_arg, describe, get, id_arg, is_objectish, options_arg, set, string_arg, value_from_js,
+    value_to_js, value_within, Budget,
+};
 use super::error::{invalid, to_js};
 use super::future_to_promise;
 use super::ports::{flush_listener, JsClock, JsHost, JsIds, JsProvider, JsSpawn};
 use super::signal::Link;
 use super::store::JsStore;
 use crate::error::{ErrorCode, Result, SubagentError};
-use crate::json::Value;
+use crate::json::{Value, MAX_SAFE_INTEGER};
+use crate::limits::{Limits, MAX_TREE_DEPTH};
 use crate::ports::Provider;
 use crate::result::SubagentResult;
 use crate::runtime::{
@@ -26,43 +30,8 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-#[wasm_bindgen(module = "/src/wasm/js/runtime.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = installDispatcher)]
-    fn install_dispatcher(f: &JsValue);
-    #[wasm_bindgen(js_name = makeAgent)]
-    fn make_agent(
-        runtime: u32,
-        session_id: &str,
-        incarnation: f64,
-        name: &str,
-        root_id: &str,
-        parent_id: Option<String>,
-        depth: u32,
-    ) -> JsValue;
-    #[wasm_bindgen(js_name = agentKey)]
-    fn agent_key(value: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = makeActivation)]
-    #[allow(clippy::too_many_arguments)]
-    fn make_activation(
-        runtime: u32,
-        child_id: &str,
-        incarnation: f64,
-        name: &str,
-        message_id: Option<String>,
-        result: &Promise,
-        disposed: &Promise,
-        agent: &JsValue,
-    ) -> JsValue;
-    #[wasm_bindgen(js_name = makeTurn)]
-    pub fn make_turn(runtime: u32, turn: JsValue, agent: JsValue, incarnation: f64, turn_id: f64) -> JsValue;
-    #[wasm_bindgen(js_name = makeTools)]
-    fn make_tools(runtime: u32, agent: &JsValue, specs: &Array) -> JsValue;
-    #[wasm_bindgen(js_name = makeDisposer)]
-    fn make_disposer(op: &str, runtime: u32, token: f64) -> JsValue;
-    /// Marks a promise's rejection handled and returns it.
-    pub fn quiet(promise: &Promise) -> Promise;
-}
+use super::handles::{agent_key, make_activation, make_agent, make_disposer, make_tools};
+pub use super::handles::{make_turn, quiet};
 
 type JsResult<T> = std::result::Result<T, JsValue>;
 
@@ -81,15 +50,21 @@ fn runtime_by_id(id: u32) -> Result<Runtime> {
         .ok_or_else(|| crate::err!(Unauthorized, "that SubagentRuntime was freed"))
 }
 
-/// Installs the one dispatcher closure all JS-side callables route through.
-fn ensure_dispatcher() {
+/// The limits of a runtime (the defaults once it is freed).
+pub fn limits_of(id: u32) -> Limits {
+    runtime_by_id(id).map(|rt| rt.options().limits).unwrap_or_default()
+}
+
+/// Installs the one dispatcher closure all JS-side callables route through
+/// (see `handles`: this also takes the handle module's capability).
+pub(crate) fn ensure_dispatcher() {
     if DISPATCHER.with(|d| d.replace(true)) {
         return;
     }
     let closure = Closure::<dyn Fn(String, Array) -> JsResult<JsValue>>::new(|op: String, args: Array| {
         dispatch(&op, &args).map_err(to_js)
     });
-    install_dispatcher(closure.as_ref());
+    super::handles::install(closure.as_ref());
     // One closure for the module's lifetime.
     closure.forget();
 }
@@ -336,8 +311,10 @@ fn reject(e: SubagentError) -> Promise {
     Promise::reject(&to_js(e))
 }
 
-fn content_arg(value: &JsValue, what: &str) -> Result<Value> {
-    let v = value_from_js(value).map_err(|e| invalid(format!("{what}{e}")))?;
+/// Content (a prompt or a message), copied only within its byte limit; the
+/// core checks the limits again, with the block count, where it enters.
+fn content_arg(value: &JsValue, what: &str, bytes: usize, limit: &'static str) -> Result<Value> {
+    let v = value_within(value, Budget::new(bytes, limit).lenient()).map_err(|e| e.error(what))?;
     crate::result::normalize_content(v).ok_or_else(|| {
         invalid(format!("{what} must be a string or an array of content blocks with a type, not {}", describe(value)))
     })
@@ -352,12 +329,55 @@ fn opt_string(obj: &JsValue, key: &str, what: &str) -> Result<Option<String>> {
     }
 }
 
+fn opt_id(obj: &JsValue, key: &str, what: &str) -> Result<Option<String>> {
+    let v = get(obj, key, what)?;
+    if v.is_undefined() || v.is_null() {
+        Ok(None)
+    } else {
+        id_arg(&v, &format!("{what}.{key}")).map(Some)
+    }
+}
+
+fn opt_cwd(obj: &JsValue, key: &str, what: &str) -> Result<Option<String>> {
+    let v = get(obj, key, what)?;
+    if v.is_undefined() || v.is_null() {
+        Ok(None)
+    } else {
+        cwd_arg(&v, &format!("{what}.{key}")).map(Some)
+    }
+}
+
+/// `options.limits`: `{ promptBytes?, messageBytes?, ... }` over the defaults.
+fn limits_arg(value: &JsValue) -> Result<Limits> {
+    let mut limits = Limits::default();
+    let Some(obj) = options_arg(value, "options.limits")? else { return Ok(limits) };
+    for spec in crate::limits::CONFIGURABLE {
+        let v = get(&obj, spec.key, "options.limits")?;
+        if v.is_undefined() {
+            continue;
+        }
+        match v.as_f64() {
+            Some(n) if n.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&n) => limits.set(spec.key, n as usize)?,
+            _ => {
+                return Err(invalid(format!(
+                    "options.limits.{} must be an integer from {} to {}, not {}",
+                    spec.key,
+                    spec.min,
+                    spec.max,
+                    describe(&v)
+                )))
+            }
+        }
+    }
+    Ok(limits)
+}
+
 fn opt_json(obj: &JsValue, key: &str, what: &str) -> Result<Option<Value>> {
     let v = get(obj, key, what)?;
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    value_from_js(&v).map(Some).map_err(|e| invalid(format!("{what}.{key}{e}")))
+    value_from_js(&v).map(Some).map_err(|e| e.error(&format!("{what}.{key}")))
 }
 
 fn tools_for(rt: &Runtime, rt_id: u32, agent_js: &JsValue) -> Result<JsValue> {
@@ -394,10 +414,16 @@ fn call_tool(
     })();
     let (tools, name, link) = match prepared {
         Ok(p) => p,
-        Err(e) => return reject(e),
+        // Like bad input, bad options or a dead agent are a tool error, never a rejection.
+        Err(e) => {
+            let obj = Object::new();
+            set(&obj, "content", &JsValue::from_str(&e.message));
+            set(&obj, "isError", &JsValue::TRUE);
+            return Promise::resolve(&JsValue::from(obj));
+        }
     };
     // Bad input is a tool error the model can read, not an exception.
-    let input = value_from_js(input);
+    let input = value_within(input, Budget::new(rt.options().limits.message_bytes, "messageBytes"));
     future_to_promise(async move {
         let result = match input {
             Ok(input) => tools.call(&name, &input, link.signal()).await,
@@ -454,25 +480,39 @@ impl JsRuntime {
             )));
         }
         ensure_dispatcher();
+        if !super::handles::armed() {
+            return Err(crate::err!(
+                Unauthorized,
+                "the agent-handle module was claimed by other code before subagent-tree loaded; no runtime can be built"
+            ));
+        }
         let id = NEXT_RUNTIME.with(|n| {
             let id = n.get();
             n.set(id + 1);
             id
         });
+        let limits = limits_arg(&get(options, "limits", what)?)?;
         let store_js = get(options, "store", what)?;
-        let store = Rc::new(JsStore::new(&store_js, "options.store")?);
+        let store = Rc::new(JsStore::new(&store_js, "options.store")?.with_payload_limit(limits.stored_event_bytes()));
         let host = Rc::new(JsHost::new(get(options, "host", what)?, id)?);
-        let number = |key: &str, default: u32, min: u32| -> Result<u32> {
+        let number = |key: &str, default: u32, min: u32, max: u32| -> Result<u32> {
             let v = get(options, key, what)?;
             if v.is_undefined() {
                 return Ok(default);
             }
             match v.as_f64() {
-                Some(n) if n.fract() == 0.0 && n >= min as f64 && n <= 1_000_000.0 => Ok(n as u32),
-                _ => Err(invalid(format!(
-                    "options.{key} must be an integer from {min} to 1000000, not {}",
-                    describe(&v)
+                Some(n) if n.fract() == 0.0 && n >= min as f64 && n <= max as f64 => Ok(n as u32),
+                Some(n) if key == "maxDepth" && n.fract() == 0.0 && n > max as f64 => Err(SubagentError::new(
+                    ErrorCode::LimitExceeded,
+                    format!("options.{key} is {}; the limit {key} is {max}", describe(&v)),
+                )),
+                Some(_) => Err(invalid(format!(
+                    "options.{key} must be an integer from {min} to {max}, not {n}",
+                    n = describe(&v)
                 ))),
+                None => {
+                    Err(invalid(format!("options.{key} must be an integer from {min} to {max}, not {}", describe(&v))))
+                }
             }
         };
         let function = |key: &str| -> Result<Option<Function>> {
@@ -486,9 +526,9 @@ impl JsRuntime {
         };
         let builtin = get(options, "builtinProviders", what)?;
         let runtime_options = RuntimeOptions {
-            max_depth: number("maxDepth", 1, 0)?,
-            capacity: number("capacity", 8, 0)? as usize,
-            default_cwd: opt_string(options, "defaultCwd", what)?.unwrap_or_else(|| "/".into()),
+            max_depth: number("maxDepth", 1, 0, MAX_TREE_DEPTH)?,
+            capacity: number("capacity", 8, 0, 1_000_000)? as usize,
+            default_cwd: opt_cwd(options, "defaultCwd", what)?.unwrap_or_else(|| "/".into()),
             builtin_providers: builtin.is_undefined() || builtin.is_truthy(),
             recovery: match opt_string(options, "recovery", what)?.as_deref() {
                 None | Some("report") => Recovery::Report,
@@ -501,6 +541,8 @@ impl JsRuntime {
                     )))
                 }
             },
+            limits,
+            confine_cwd: get(options, "confineCwd", what)?.as_bool() != Some(false),
         };
         let rt = Runtime::new(
             store.clone(),
@@ -530,11 +572,9 @@ impl JsRuntime {
         let parsed = (|| -> Result<_> {
             let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
             let Some(options) = options else { return Ok((None, None)) };
-            let id = opt_string(&options, "sessionId", "options")?;
-            if let Some(id) = &id {
-                id_arg(&JsValue::from_str(id), "options.sessionId")?;
-            }
-            Ok((id, opt_string(&options, "cwd", "options")?))
+            let id = get(&options, "sessionId", "options")?;
+            let id = if id.is_undefined() || id.is_null() { None } else { Some(id_arg(&id, "options.sessionId")?) };
+            Ok((id, opt_cwd(&options, "cwd", "options")?))
         })();
         let (session, cwd) = match parsed {
             Ok(p) => p,
@@ -601,7 +641,8 @@ impl JsRuntime {
         let label = string_arg(&get(spec, "label", what)?, "spec.label")?;
         let parent_js = get(spec, "parent", what)?;
         let parent = self.agent(&parent_js, "parent")?;
-        let prompt = content_arg(&get(spec, "prompt", what)?, "spec.prompt")?;
+        let max = self.rt.options().limits.prompt_bytes;
+        let prompt = content_arg(&get(spec, "prompt", what)?, "spec.prompt", max, "promptBytes")?;
         let delivery = match opt_string(spec, "delivery", what)?.as_deref() {
             None | Some("parent") => Delivery::Parent,
             Some("caller") => Delivery::Caller,
@@ -628,10 +669,10 @@ impl JsRuntime {
         let mut s = ActivationSpec::new(&provider, &parent, &label, "");
         s.prompt = prompt;
         s.name = opt_string(spec, "name", what)?;
-        s.child_id = opt_string(spec, "childId", what)?;
+        s.child_id = opt_id(spec, "childId", what)?;
         s.signal = link.signal().clone();
         s.delivery = delivery;
-        s.cwd = opt_string(spec, "cwd", what)?;
+        s.cwd = opt_cwd(spec, "cwd", what)?;
         s.agent_preset = opt_string(spec, "agentPreset", what)?;
         s.agent_options = opt_json(spec, "agentOptions", what)?;
         s.output_schema = opt_json(spec, "outputSchema", what)?;
@@ -651,7 +692,8 @@ impl JsRuntime {
         let parsed = (|| -> Result<_> {
             let sender = self.agent(&sender, "sender")?;
             let target = id_arg(&target_id, "targetId")?;
-            let content = content_arg(&content, "content")?;
+            let max = self.rt.options().limits.message_bytes;
+            let content = content_arg(&content, "content", max, "messageBytes")?;
             let link = link_signal_or_options(options, "options")?;
             Ok((sender, target, content, link))
         })();
@@ -723,7 +765,8 @@ impl JsRuntime {
     ) -> Result<(Agent, String, Value, Scheduling, Link)> {
         let root = self.agent(root, "root")?;
         let target = id_arg(target, "target")?;
-        let content = content_arg(content, "content")?;
+        let max = self.rt.options().limits.message_bytes;
+        let content = content_arg(content, "content", max, "messageBytes")?;
         let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
         let scheduling =
             match options.as_ref().map(|o| opt_string(o, "delivery", "options")).transpose()?.flatten().as_deref() {
@@ -814,7 +857,8 @@ impl JsRuntime {
                     describe(&authority)
                 )));
             }
-            match get(&authority, "kind", "authority")?.as_string().as_deref() {
+            let kind = bounded_string(&get(&authority, "kind", "authority")?, 16, "kind", false).ok().flatten();
+            match kind.as_deref() {
                 Some("user") => {
                     let root = get(&authority, "root", "authority")?;
                     if root.is_undefined() || root.is_null() {
@@ -943,7 +987,7 @@ impl JsRuntime {
     /// The provider registered under `name` (built-ins as a descriptor), or undefined.
     #[wasm_bindgen(js_name = getProvider, unchecked_return_type = "SubagentProvider | undefined")]
     pub fn get_provider(&self, #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> JsValue {
-        let Some(name) = name.as_string() else { return JsValue::UNDEFINED };
+        let Ok(Some(name)) = bounded_string(&name, 64, "providerNameBytes", true) else { return JsValue::UNDEFINED };
         self.rt.get_provider(&name).map_or(JsValue::UNDEFINED, |p| provider_to_js(&p))
     }
 

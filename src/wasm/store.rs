@@ -8,13 +8,15 @@
 //! - [`WasmMemoryStore`] is the exported `MemoryStore` class over the core one.
 
 use super::convert::{
-    count_arg, describe, event_from_js, events_to_js, id_arg, is_objectish, option, options_arg, set, strings_arg,
+    count_arg, describe, event_from_js, event_type, events_to_js, id_arg, is_objectish, option, options_arg, set,
+    strings_arg, EventBudget,
 };
 use super::error::{from_thrown, invalid, settle, to_js};
 use super::signal::Link;
 use crate::error::{ErrorCode, Result, SubagentError};
 use crate::event::SessionEvent;
 use crate::exec::LocalBoxFuture;
+use crate::limits::MAX_READ_BYTES;
 use crate::name::quote_truncated;
 use crate::signal::Signal;
 use crate::store::{MemoryStore, ReadQuery, ReadResult, Store};
@@ -90,7 +92,7 @@ fn read_options(query: &ReadQuery, with_from_seq: bool) -> JsValue {
 /// A store's answer for one session: `null`/`undefined` (no such session) or
 /// an array of events. Events of types the query does not want are skipped
 /// without decoding their payloads; a malformed wanted event is bad data.
-fn parse_read(value: &JsValue, method: &str, session: &str, query: &ReadQuery) -> ReadResult {
+fn parse_read(value: &JsValue, method: &str, session: &str, query: &ReadQuery, budget: EventBudget) -> ReadResult {
     if value.is_null() || value.is_undefined() {
         return Ok(None);
     }
@@ -114,17 +116,26 @@ fn parse_read(value: &JsValue, method: &str, session: &str, query: &ReadQuery) -
             format!("{method} returned a malformed event for session {}: {detail}", quote(session)),
         )
     };
-    let mut events = Vec::with_capacity(items.length() as usize);
+    let mut events = Vec::new();
+    let mut total = MAX_READ_BYTES;
     for (i, item) in items.iter().enumerate() {
         if let Some(types) = &query.types {
-            let kind = Reflect::get(&item, &JsValue::from_str("type")).ok().and_then(|t| t.as_string());
-            if let Some(kind) = kind {
+            if let Some(kind) = event_type(&item) {
                 if !types.contains(&kind) {
                     continue;
                 }
             }
         }
-        let event: SessionEvent = event_from_js(&item).map_err(|e| corrupt(format!("event [{i}]{e}")))?;
+        let event: SessionEvent = event_from_js(&item, budget, &mut total).map_err(|e| match e.code {
+            ErrorCode::LimitExceeded => SubagentError::new(
+                e.code,
+                format!("{method} returned an event for session {} that is too large: event [{i}]{e}", quote(session)),
+            ),
+            _ => corrupt(format!("event [{i}]{e}")),
+        })?;
+        if events.try_reserve(1).is_err() {
+            return Err(corrupt(format!("{} events are more than the heap holds", items.length())));
+        }
         events.push(event);
     }
     Ok(Some(events))
@@ -134,6 +145,7 @@ fn parse_read(value: &JsValue, method: &str, session: &str, query: &ReadQuery) -
 pub struct JsStore {
     obj: StoreObject,
     has_read_many: bool,
+    budget: EventBudget,
 }
 
 impl JsStore {
@@ -156,7 +168,13 @@ impl JsStore {
                 ))
             }
         };
-        Ok(JsStore { obj: value.clone().unchecked_into(), has_read_many })
+        Ok(JsStore { obj: value.clone().unchecked_into(), has_read_many, budget: EventBudget::default() })
+    }
+
+    /// The same store reading payloads of up to `payload_bytes` each (`eventPayloadBytes`).
+    pub fn with_payload_limit(mut self, payload_bytes: usize) -> JsStore {
+        self.budget = EventBudget { payload_bytes };
+        self
     }
 }
 
@@ -185,7 +203,7 @@ impl Store for JsStore {
                     e,
                 )
             })?;
-            parse_read(&value, "store.read", session, query)
+            parse_read(&value, "store.read", session, query, self.budget)
         })
     }
 
@@ -229,7 +247,7 @@ impl Store for JsStore {
                             item,
                         ))
                     } else {
-                        parse_read(&item, "store.readMany", session, query)
+                        parse_read(&item, "store.readMany", session, query, self.budget)
                     }
                 })
                 .collect())
@@ -304,7 +322,7 @@ impl WasmMemoryStore {
         let inner = self.inner.clone();
         promise((|| {
             let id = id_arg(&session_id, "sessionId")?;
-            let events = super::convert::events_from_js(&events).map_err(|e| invalid(format!("events{e}")))?;
+            let events = super::convert::events_from_js(&events, Default::default()).map_err(|e| e.error("events"))?;
             inner.append_now(&id, events)?;
             Ok(JsValue::UNDEFINED)
         })())

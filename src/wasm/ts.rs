@@ -33,7 +33,8 @@ export type SubagentErrorCode =
   | "UNKNOWN_AGENT"
   | "CORRUPT_CATALOG"
   | "INVALID_ARGUMENT"
-  | "APPEND_CONFLICT";
+  | "APPEND_CONFLICT"
+  | "LIMIT_EXCEEDED";
 
 /** JSON data, as event payloads hold it. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };

@@ -1,6 +1,9 @@
 // subagent-tree: types of every entry (node, workerd, browser/default).
 export * from './subagent_tree.js';
-export { default as init } from './subagent_tree.js';
+/** Idempotent: every entry instantiates the module on import. Resolves to nothing (no raw wasm exports). */
+export declare function init(options?: unknown): Promise<void>;
+/** Idempotent. Returns nothing. */
+export declare function initSync(options?: unknown): void;
 import type { SubagentErrorCode } from './subagent_tree.js';
 
 /**

@@ -2,18 +2,51 @@
 // tools. A handle's key lives in this module's private WeakMap, so a handle
 // cannot be forged from its visible fields; every callable routes through one
 // dispatcher the bridge installs, so no per-object Rust closure is ever leaked.
+//
+// This file ships in the package (wasm-bindgen imports it), so page code can
+// import it too. Nothing exported here mints, looks up or replaces a handle
+// or the dispatcher without the capability `CAP`, which only the first
+// `installDispatcher` call receives: the bridge makes that call while the
+// module is instantiated. Every intrinsic the handle table and the builders
+// use is captured at module load, so patching `WeakMap.prototype`,
+// `Object.freeze` or `Array.prototype` later changes nothing here, and
+// objects that carry a handle get it as an own property (never through an
+// assignment an `Object.prototype` setter could intercept).
 
 const keys = new WeakMap();
+const { apply } = Reflect;
+const { get: weakGet, set: weakSet } = WeakMap.prototype;
+const { freeze, create, defineProperty } = Object;
+const { catch: promiseCatch } = Promise.prototype;
+const TypeErrorCtor = TypeError;
+const ErrorCtor = Error;
+
+/** The capability: created here, handed out once. */
+const CAP = freeze(create(null));
 let dispatcher = null;
 
-/** Installed once by the bridge: `(op, args) => result`. */
+function own(obj, key, value) {
+  defineProperty(obj, key, { __proto__: null, value, enumerable: true, writable: false, configurable: false });
+}
+
+function check(cap) {
+  if (cap !== CAP) throw new TypeErrorCtor('subagent-tree: only the runtime bridge can do this');
+}
+
+/** Installs the dispatcher `(op, args) => result`: only once; returns the capability to that first caller. */
 export function installDispatcher(fn) {
+  if (dispatcher !== null || typeof fn !== 'function') return undefined;
   dispatcher = fn;
+  return CAP;
 }
 
 function dispatch(op, ...args) {
-  if (dispatcher === null) throw new Error('subagent-tree: the runtime bridge is not initialised');
+  if (dispatcher === null) throw new ErrorCtor('subagent-tree: the runtime bridge is not initialised');
   return dispatcher(op, args);
+}
+
+function keyOf(value) {
+  return apply(weakGet, keys, [value]);
 }
 
 /** A live member handle: holding the exact handle is the only authority the runtime accepts. */
@@ -24,7 +57,7 @@ export class Agent {
 
   /** Whether the member is still resident and live (a disposed handle is dead). */
   get live() {
-    const key = keys.get(this);
+    const key = keyOf(this);
     return key !== undefined && dispatch('isLive', key.runtime, key.sessionId, key.incarnation) === true;
   }
 
@@ -32,22 +65,27 @@ export class Agent {
     return { sessionId: this.sessionId, name: this.name };
   }
 }
+freeze(Agent.prototype);
+freeze(Agent);
+const AGENT_PROTOTYPE = Agent.prototype;
 
-export function makeAgent(runtime, sessionId, incarnation, name, rootId, parentId, depth) {
-  const agent = Object.create(Agent.prototype);
-  const fields = { sessionId, name, rootId, depth };
-  if (parentId !== undefined) fields.parentId = parentId;
-  for (const [k, v] of Object.entries(fields)) {
-    Object.defineProperty(agent, k, { value: v, enumerable: true });
-  }
-  keys.set(agent, { runtime, sessionId, incarnation });
-  return Object.freeze(agent);
+export function makeAgent(cap, runtime, sessionId, incarnation, name, rootId, parentId, depth) {
+  check(cap);
+  const agent = create(AGENT_PROTOTYPE);
+  own(agent, 'sessionId', sessionId);
+  own(agent, 'name', name);
+  own(agent, 'rootId', rootId);
+  own(agent, 'depth', depth);
+  if (parentId !== undefined) own(agent, 'parentId', parentId);
+  apply(weakSet, keys, [agent, freeze({ runtime, sessionId, incarnation })]);
+  return freeze(agent);
 }
 
 /** `[runtimeId, sessionId, incarnation]` of a genuine handle, else undefined. Never throws. */
-export function agentKey(value) {
+export function agentKey(cap, value) {
+  check(cap);
   try {
-    const key = typeof value === 'object' && value !== null ? keys.get(value) : undefined;
+    const key = typeof value === 'object' && value !== null ? keyOf(value) : undefined;
     return key === undefined ? undefined : [key.runtime, key.sessionId, key.incarnation];
   } catch {
     return undefined;
@@ -55,10 +93,11 @@ export function agentKey(value) {
 }
 
 /** An activation receipt; `dispose()` returns the same promise every time. */
-export function makeActivation(runtime, childId, incarnation, name, messageId, result, disposed, agent) {
+export function makeActivation(cap, runtime, childId, incarnation, name, messageId, result, disposed, agent) {
+  check(cap);
   // Callers may never await these; a rejection must not become an unhandled one.
-  result.catch(() => {});
-  disposed.catch(() => {});
+  apply(promiseCatch, result, [() => {}]);
+  apply(promiseCatch, disposed, [() => {}]);
   let triggered = false;
   const activation = {
     childId,
@@ -72,37 +111,44 @@ export function makeActivation(runtime, childId, incarnation, name, messageId, r
       return disposed;
     },
   };
-  if (messageId !== undefined) activation.messageId = messageId;
-  if (agent !== undefined) activation.agent = agent;
-  return Object.freeze(activation);
+  if (messageId !== undefined) own(activation, 'messageId', messageId);
+  if (agent !== undefined) own(activation, 'agent', agent);
+  return freeze(activation);
 }
 
 /** Completes a turn object built by the bridge with its callables. */
-export function makeTurn(runtime, turn, agent, incarnation, turnId) {
-  turn.agent = agent;
-  turn.takeSteered = () => dispatch('takeSteered', runtime, agent.sessionId, incarnation, turnId);
+export function makeTurn(cap, runtime, turn, agent, incarnation, turnId) {
+  check(cap);
+  own(turn, 'agent', agent);
+  own(turn, 'takeSteered', () => dispatch('takeSteered', runtime, agent.sessionId, incarnation, turnId));
   let tools;
-  Object.defineProperty(turn, 'tools', {
+  defineProperty(turn, 'tools', {
+    __proto__: null,
     enumerable: true,
     get() {
       tools ??= dispatch('toolsFor', runtime, agent);
       return tools;
     },
   });
-  return Object.freeze(turn);
+  return freeze(turn);
 }
 
 /** Tools handed to a model: each spec plus `call(input, { signal })`. */
-export function makeTools(runtime, agent, specs) {
-  return Object.freeze(
-    specs.map((spec) =>
-      Object.freeze({ ...spec, call: (input, options) => dispatch('callTool', runtime, agent, spec.name, input, options) }),
-    ),
-  );
+export function makeTools(cap, runtime, agent, specs) {
+  check(cap);
+  const tools = [];
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i];
+    const tool = { ...spec };
+    own(tool, 'call', (input, options) => dispatch('callTool', runtime, agent, spec.name, input, options));
+    own(tools, i, freeze(tool));
+  }
+  return freeze(tools);
 }
 
 /** A disposer that acts once. */
-export function makeDisposer(op, runtime, token) {
+export function makeDisposer(cap, op, runtime, token) {
+  check(cap);
   let done = false;
   return () => {
     if (!done) {
@@ -114,6 +160,6 @@ export function makeDisposer(op, runtime, token) {
 
 /** Marks a promise's rejection as handled (someone may never await it) and returns it. */
 export function quiet(promise) {
-  promise.catch(() => {});
+  apply(promiseCatch, promise, [() => {}]);
   return promise;
 }

@@ -1,12 +1,17 @@
 // subagent-tree, browser / bundler / default entry: fetches and instantiates
 // the module with a top-level await, so importers can use it at once.
 // `init` stays exported (idempotent) for callers that want to await it.
-import init, { errorCodeList } from './subagent_tree.js';
+import glueInit, { errorCodeList } from './subagent_tree.js';
 
-await init({ module_or_path: new URL('./subagent_tree_bg.wasm', import.meta.url) });
+await glueInit({ module_or_path: new URL('./subagent_tree_bg.wasm', import.meta.url) });
 
 export * from './subagent_tree.js';
-export { init };
+// `init`/`initSync` shadow the glue's own: they return nothing, so the raw
+// wasm exports (memory, allocator) never reach page code.
+/** Idempotent (the module is instantiated on import). Resolves to nothing. */
+export async function init() {}
+/** Idempotent. Returns nothing. */
+export function initSync() {}
 export { SubagentError } from '__SNIPPET__';
 export { Agent } from '__RUNTIME_SNIPPET__';
 export const errorCodes = Object.freeze(errorCodeList());

@@ -4,12 +4,17 @@
 // Nothing here creates ids or randomness at module top level: workerd would
 // kill the worker before it starts.
 import wasm from './subagent_tree_bg.wasm';
-import { initSync, errorCodeList } from './subagent_tree.js';
+import { initSync as glueInitSync, errorCodeList } from './subagent_tree.js';
 
-initSync({ module: wasm });
+glueInitSync({ module: wasm });
 
 export * from './subagent_tree.js';
-export { default as init } from './subagent_tree.js';
+// `init`/`initSync` shadow the glue's own: they return nothing, so the raw
+// wasm exports (memory, allocator) never reach page code.
+/** Already initialised on import; kept for code written for the web entry. Resolves to nothing. */
+export async function init() {}
+/** Already initialised on import. Returns nothing. */
+export function initSync() {}
 export { SubagentError } from '__SNIPPET__';
 export { Agent } from '__RUNTIME_SNIPPET__';
 export const errorCodes = Object.freeze(errorCodeList());

@@ -18,6 +18,9 @@
 // `storage.sync()` when the runtime has it.
 import { SubagentError } from '__SNIPPET__';
 
+// Session ids must be well-formed Unicode: a lone surrogate has no UTF-8 form and would alias another id.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /** Durable Object storage accepts at most this many keys per get/put. */
 const BATCH = 128;
 const MAX_KEY_BYTES = 2048;
@@ -86,6 +89,9 @@ export class DurableObjectStore {
   #sid(sessionId, what = 'sessionId') {
     if (typeof sessionId !== 'string' || sessionId === '') {
       throw storeError('INVALID_ARGUMENT', `${what} must be a non-empty string`);
+    }
+    if (LONE_SURROGATE.test(sessionId)) {
+      throw storeError('INVALID_ARGUMENT', `${what} is not well-formed Unicode (it holds a lone surrogate)`);
     }
     const encoded = encodeURIComponent(sessionId);
     // The longest key is `i:`/`e:` + id + `:` + 16 digits.

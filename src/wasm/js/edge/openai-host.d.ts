@@ -12,6 +12,8 @@ export interface OpenAIHostOptions {
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
   /** Model requests per turn before it ends with `error` (default 16). */
   maxSteps?: number;
+  /** Most tool calls one model reply may ask for (default 64, at most 1024); a reply asking for more ends the turn with `error`. */
+  maxToolCallsPerReply?: number;
   /** Put before the member's identity context in the system message. */
   systemPrompt?: string;
   /** The runtime's store: earlier turns are rebuilt from its `message/input` and `turn/end` events. */

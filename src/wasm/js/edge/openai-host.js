@@ -10,12 +10,28 @@
 // signal and append its result as a `tool` message, until the model answers
 // without tool calls. Finish reasons map to stop reasons (`stop` ->
 // completed, `length` -> max-tokens, `content_filter` -> refusal); transport
-// and endpoint failures end the turn with `error` and a diagnostic that never
-// holds the API key, the request body or a response body that is not the
-// endpoint's own error message.
+// and endpoint failures end the turn with `error` and a diagnostic made of the
+// HTTP status and a fixed sentence: never the API key, the request body or
+// any part of a response body or reason phrase (a provider that echoes the key
+// back masked, upper-cased or otherwise cannot have it stored). One reply may
+// ask for at most `maxToolCallsPerReply` tool calls (default 64): a reply
+// asking for more runs none of them and ends the turn with `error`.
 import { SubagentError } from '__SNIPPET__';
 
 const DEFAULT_MAX_STEPS = 16;
+const DEFAULT_MAX_TOOL_CALLS = 64; // the runtime's documented toolCallsPerReply
+const MAX_TOOL_CALLS_CEILING = 1024;
+/** What an HTTP status means, in our own words (the provider's are never quoted). */
+function statusSentence(status) {
+  if (status === 401 || status === 403) return 'the API key or its permissions were refused';
+  if (status === 404) return 'the endpoint or model was not found';
+  if (status === 408 || status === 504) return 'the request timed out';
+  if (status === 413) return 'the request was too large';
+  if (status === 429) return 'the endpoint is rate limiting or out of quota';
+  if (status >= 500) return 'the endpoint failed on its side';
+  if (status >= 400) return 'the endpoint refused the request';
+  return 'the endpoint gave an unexpected answer';
+}
 const DEFAULT_HISTORY_TURNS = 20;
 const DETAIL_LIMIT = 300;
 const MESSAGE = 'message/input';
@@ -80,6 +96,7 @@ export class OpenAIHost {
   #headers;
   #fetch;
   #maxSteps;
+  #maxToolCalls;
   #systemPrompt;
   #store;
   #history;
@@ -99,6 +116,10 @@ export class OpenAIHost {
     if (o.fetch !== undefined && typeof o.fetch !== 'function') throw configError('fetch must be a function');
     const maxSteps = o.maxSteps ?? DEFAULT_MAX_STEPS;
     if (!Number.isSafeInteger(maxSteps) || maxSteps < 1) throw configError('maxSteps must be a positive integer');
+    const maxToolCalls = o.maxToolCallsPerReply ?? DEFAULT_MAX_TOOL_CALLS;
+    if (!Number.isSafeInteger(maxToolCalls) || maxToolCalls < 1 || maxToolCalls > MAX_TOOL_CALLS_CEILING) {
+      throw configError(`maxToolCallsPerReply must be an integer from 1 to ${MAX_TOOL_CALLS_CEILING}`);
+    }
     const history = o.history ?? (o.store ? 'store' : 'memory');
     if (!['store', 'memory', 'none'].includes(history)) throw configError("history must be 'store', 'memory' or 'none'");
     if (history === 'store' && typeof o.store?.read !== 'function') throw configError("history 'store' needs the runtime's store");
@@ -119,6 +140,7 @@ export class OpenAIHost {
     const f = o.fetch ?? ((input, init) => fetch(input, init));
     this.#fetch = (input, init) => f(input, init);
     this.#maxSteps = maxSteps;
+    this.#maxToolCalls = maxToolCalls;
     this.#systemPrompt = typeof o.systemPrompt === 'string' ? o.systemPrompt : '';
     this.#store = o.store;
     this.#history = history;
@@ -196,6 +218,11 @@ export class OpenAIHost {
       const { message, finish } = reply;
       const content = typeof message.content === 'string' ? message.content : blocksText(message.content);
       const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+      if (calls.length > this.#maxToolCalls) {
+        return end('error', {
+          diagnostic: `the model asked for ${calls.length} tool calls in one reply; the limit toolCallsPerReply is ${this.#maxToolCalls}, so none ran`,
+        });
+      }
       if (content.trim() !== '') outputs.push(content);
       if (typeof message.refusal === 'string' && message.refusal !== '') {
         outputs.push(message.refusal);
@@ -284,10 +311,15 @@ export class OpenAIHost {
           await sleep(this.#retryDelayMs * 2 ** attempt, signal);
           continue;
         }
-        throw new Failure(`the model endpoint could not be reached (${this.#redact(describe(e))})`);
+        throw new Failure(`the model endpoint could not be reached (${errorName(e)})`);
       }
       if (!response.ok) {
-        const detail = await errorDetail(response);
+        // The body is never read into a diagnostic: free the connection.
+        try {
+          await response.body?.cancel?.();
+        } catch {
+          // nothing to free
+        }
         const retryable = response.status === 429 || response.status >= 500;
         if (retryable && attempt < this.#retries) {
           const after = Number(response.headers.get('retry-after'));
@@ -296,8 +328,8 @@ export class OpenAIHost {
           if (signal.aborted) throw new Failure('aborted');
           continue;
         }
-        const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
-        throw new Failure(`the model endpoint answered ${this.#redact(status)}${detail ? `: ${this.#redact(detail)}` : ''}`);
+        const status = Number.isSafeInteger(response.status) ? response.status : 0;
+        throw new Failure(`the model endpoint answered HTTP ${status}: ${statusSentence(status)}`);
       }
       let data;
       try {
@@ -345,21 +377,14 @@ async function runTool(byName, call, signal) {
   }
 }
 
-/** The endpoint's own error message from a JSON error body; nothing else of the body. */
-async function errorDetail(response) {
-  let data;
+/** The kind of a transport failure (`TypeError`, `AbortError`, ...): a name, never a message. */
+function errorName(e) {
   try {
-    data = JSON.parse(await response.text());
+    const name = e instanceof Error || (e && typeof e.name === 'string') ? String(e.name) : typeof e;
+    return /^[A-Za-z]{1,40}$/.test(name) ? name : 'Error';
   } catch {
-    return '';
+    return 'Error';
   }
-  const error = data?.error ?? data;
-  if (typeof error === 'string') return error;
-  const parts = [];
-  for (const k of ['message', 'type', 'code']) {
-    if (typeof error?.[k] === 'string' && error[k] !== '') parts.push(error[k]);
-  }
-  return parts.slice(0, 2).join(' / ');
 }
 
 function describe(e) {

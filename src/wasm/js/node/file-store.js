@@ -4,27 +4,59 @@
 //   <dir>/<hex of the UTF-8 session id>.jsonl     (ids up to 100 bytes)
 //   <dir>/h-<sha256 hex of the id>.jsonl          (longer ids)
 //
-// Line 1 is a header `{"subagentTree":1,"sessionId":...}`; each further line
-// is one event `{"seq","type","payload"}` ending in `\n`. A record counts only
-// when its line is complete, parses, and carries the next seq. A crash in the
-// middle of an append leaves a torn tail: invalid bytes after the last good
-// record. Opening the log ignores them and reports them (`onCorruptTail`,
-// `diagnostics`); the next append cuts them off first. Invalid data followed
-// by a good record is not a torn tail but damage: reads reject with
-// PERSISTENCE_UNAVAILABLE.
+// Line 1 is a header `{"subagentTree":2,"sessionId":...}`; each further line
+// is one event `{"seq","type","payload"}` ending in `\n`, and the last event
+// of every append also carries `"commit":true`. Appends are atomic: a batch
+// counts only when all its lines are complete, parse, carry the next seqs and
+// end with the commit mark, so a crash anywhere in a batch (even in its last
+// record) drops the whole batch, never a prefix of it. Those invalid bytes
+// after the last committed batch are a torn tail: opening the log ignores and
+// reports them (`onCorruptTail`, `diagnostics`); the next append cuts them
+// off first. Invalid data followed by a good record is not a torn tail but
+// damage: reads reject with PERSISTENCE_UNAVAILABLE. Logs written with header
+// version 1 (each line its own record) are read as before and rewritten as
+// version 2 (atomically, through a renamed temporary file) on their next append.
+//
+// Session ids must be well-formed Unicode: a lone surrogate has no UTF-8
+// form, so `'v-\uD800'` and `'v-\uDC00'` would otherwise share a file.
+//
+// Ownership: a directory has one owner. `FileStore.open` takes an exclusive
+// lock file (`<dir>/.lock`, holding the owner's pid and host) and refuses a
+// directory another live process holds; a lock left by a process that died
+// is taken over. Within one process, opening the directory again hands it to
+// the new FileStore (after the old one's appends finish): the old one then
+// refuses appends. `close()` releases the lock; so does the process exiting.
 //
 // Durability: an append resolves once its bytes are written to the file (they
 // survive the process dying); `flush(sessionId)` fsyncs the file (and the
 // directory after a new file) so they survive a power loss. `fsync: 'append'`
-// fsyncs every append instead. Appends to one session are serialized; one
-// FileStore should own a directory (no cross-process locking).
-import { createHash } from 'node:crypto';
-import { open, mkdir, readdir, readFile, appendFile, truncate } from 'node:fs/promises';
+// fsyncs every append instead. Appends to one session are serialized.
+import { createHash, randomUUID } from 'node:crypto';
+import { open, mkdir, readdir, readFile, appendFile, truncate, rename, unlink, writeFile } from 'node:fs/promises';
+import { unlinkSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { SubagentError } from '__SNIPPET__';
 
 export const DEFAULT_CACHED_TYPES = Object.freeze(['subagent/catalog', 'session/start', 'team/task']);
 const HEADER_KEY = 'subagentTree';
+const VERSION = 2;
+const LOCK_FILE = '.lock';
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** dir -> the FileStore of this process that owns it. */
+const owners = new Map();
+/** Lock files this process holds: released when it exits. */
+const held = new Map(); // lock path -> token
+process.once('exit', () => {
+  for (const [file, token] of held) {
+    try {
+      if (JSON.parse(readFileSync(file, 'utf8')).token === token) unlinkSync(file);
+    } catch {
+      // Already gone.
+    }
+  }
+});
 
 function storeError(code, message, cause) {
   return cause === undefined ? new SubagentError(code, message) : new SubagentError(code, message, { cause });
@@ -39,6 +71,57 @@ function checkId(sessionId, what = 'sessionId') {
   if (typeof sessionId !== 'string' || sessionId === '') {
     throw storeError('INVALID_ARGUMENT', `${what} must be a non-empty string`);
   }
+  if (LONE_SURROGATE.test(sessionId)) {
+    throw storeError('INVALID_ARGUMENT', `${what} ${quote(sessionId)} is not well-formed Unicode (it holds a lone surrogate)`);
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e?.code === 'EPERM';
+  }
+}
+
+/** Takes `<dir>/.lock` for this process, or throws PERSISTENCE_UNAVAILABLE when a live process holds it. */
+async function takeLock(dir) {
+  const file = path.join(dir, LOCK_FILE);
+  const token = randomUUID();
+  const mine = JSON.stringify({ pid: process.pid, host: os.hostname(), token });
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await writeFile(file, mine, { flag: 'wx' });
+      held.set(file, token);
+      return { file, token };
+    } catch (e) {
+      if (e?.code !== 'EEXIST') throw storeError('PERSISTENCE_UNAVAILABLE', `the lock of ${quote(dir)} could not be taken`, e);
+    }
+    let owner;
+    try {
+      owner = JSON.parse(await readFile(file, 'utf8'));
+    } catch {
+      owner = null; // being written right now, or garbage: look again
+    }
+    const sameHost = owner?.host === os.hostname();
+    if (owner && Number.isSafeInteger(owner.pid) && owner.pid === process.pid && held.get(file) === owner.token) {
+      return { file, token: owner.token }; // this process holds it already (handed over below)
+    }
+    if (owner && Number.isSafeInteger(owner.pid) && (!sameHost || alive(owner.pid))) {
+      throw storeError(
+        'PERSISTENCE_UNAVAILABLE',
+        `the store directory ${quote(dir)} is in use by process ${owner.pid}${sameHost ? '' : ` on ${quote(owner.host)}`}; one FileStore owns a directory`,
+      );
+    }
+    if (owner === null && attempt === 0) {
+      await new Promise((r) => setTimeout(r, 20));
+      continue;
+    }
+    // The owner died (or left garbage): take the lock over.
+    await unlink(file).catch(() => {});
+  }
+  throw storeError('PERSISTENCE_UNAVAILABLE', `the lock of ${quote(dir)} could not be taken`);
 }
 
 function checkSignal(signal) {
@@ -53,17 +136,19 @@ export function fileNameFor(sessionId) {
 }
 
 function headerLine(sessionId) {
-  return `${JSON.stringify({ [HEADER_KEY]: 1, sessionId })}\n`;
+  return `${JSON.stringify({ [HEADER_KEY]: VERSION, sessionId })}\n`;
 }
 
 /**
- * Scans a log's bytes. Returns `{ exists, header, records: [{seq, type, offset, bytes, event}], valid, torn }`
- * where `valid` is the byte length of the good prefix; throws on damage that is not a torn tail.
+ * Scans a log's bytes. Returns `{ exists, version, records: [{seq, type, offset, bytes, event}], valid, torn }`
+ * where `valid` is the byte length of the committed prefix; throws on damage that is not a torn tail.
+ * Version 2: records count by committed batch (the batch's last line carries `commit: true`);
+ * version 1: every complete line is its own record.
  */
 function scan(buffer, sessionId, file) {
   const nl = buffer.indexOf(10);
   if (nl < 0) {
-    return { exists: false, records: [], valid: 0, torn: buffer.length > 0 ? 'an incomplete header' : null };
+    return { exists: false, version: VERSION, records: [], valid: 0, torn: buffer.length > 0 ? 'an incomplete header' : null };
   }
   let header;
   try {
@@ -71,10 +156,12 @@ function scan(buffer, sessionId, file) {
   } catch {
     header = undefined;
   }
-  if (header === null || typeof header !== 'object' || header[HEADER_KEY] !== 1 || header.sessionId !== sessionId) {
+  const version = header?.[HEADER_KEY];
+  if (header === null || typeof header !== 'object' || (version !== 1 && version !== 2) || header.sessionId !== sessionId) {
     throw storeError('PERSISTENCE_UNAVAILABLE', `session log ${quote(file)} does not belong to session ${quote(sessionId)}`);
   }
   const records = [];
+  let pending = []; // records of a batch whose commit line has not been seen
   let offset = nl + 1;
   let bad = null; // first invalid line: { offset, why }
   while (offset < buffer.length) {
@@ -92,7 +179,7 @@ function scan(buffer, sessionId, file) {
       event !== null &&
       typeof event === 'object' &&
       typeof event.type === 'string' &&
-      event.seq === records.length;
+      event.seq === records.length + pending.length;
     if (bad !== null) {
       // Anything that looks like a record after a bad line means damage, not a torn tail.
       if (event !== null && typeof event === 'object' && Number.isSafeInteger(event.seq)) {
@@ -102,19 +189,24 @@ function scan(buffer, sessionId, file) {
         );
       }
     } else if (ok) {
-      records.push({ seq: event.seq, type: event.type, offset, bytes: stop + 1 - offset, event });
+      pending.push({ seq: event.seq, type: event.type, offset, bytes: stop + 1 - offset, event });
+      if (version === 1 || event.commit === true) {
+        for (const r of pending) records.push(r);
+        pending = [];
+      }
     } else {
       const why = !complete
         ? 'an incomplete last line'
         : event === undefined
           ? 'a line that is not JSON'
-          : `a record out of order (expected seq ${records.length})`;
-      bad = { offset, why };
+          : `a record out of order (expected seq ${records.length + pending.length})`;
+      bad = { offset: pending.length > 0 ? pending[0].offset : offset, why: pending.length > 0 ? `a batch torn by ${why}` : why };
     }
     offset = complete ? end + 1 : buffer.length;
   }
+  if (bad === null && pending.length > 0) bad = { offset: pending[0].offset, why: 'a batch without its commit mark' };
   const valid = bad === null ? buffer.length : bad.offset;
-  return { exists: true, records, valid, torn: bad === null ? null : bad.why };
+  return { exists: true, version, records, valid, torn: bad === null ? null : bad.why };
 }
 
 /**
@@ -130,6 +222,7 @@ export class FileStore {
   #sessions = new Map(); // sessionId -> Promise<state>
   #queues = new Map(); // sessionId -> tail of the append queue
   #dirDirty = false;
+  #closed = false;
 
   /** @private use `FileStore.open` */
   constructor(dir, { fsync = 'flush', onCorruptTail, cachedTypes = DEFAULT_CACHED_TYPES } = {}) {
@@ -155,7 +248,21 @@ export class FileStore {
     } catch (e) {
       throw storeError('PERSISTENCE_UNAVAILABLE', `the store directory ${quote(dir)} could not be created`, e);
     }
-    return new FileStore(path.resolve(dir), { fsync, onCorruptTail, cachedTypes });
+    const absolute = path.resolve(dir);
+    const previous = owners.get(absolute);
+    const store = new FileStore(absolute, { fsync, onCorruptTail, cachedTypes });
+    // The newest FileStore of this process owns the directory; the previous one finishes its appends first.
+    owners.set(absolute, store);
+    if (previous) await previous.#idle();
+    else {
+      try {
+        await takeLock(absolute);
+      } catch (e) {
+        if (owners.get(absolute) === store) owners.delete(absolute);
+        throw e;
+      }
+    }
+    return store;
   }
 
   /** The store's directory (absolute). */
@@ -189,7 +296,7 @@ export class FileStore {
     try {
       buffer = await readFile(file);
     } catch (e) {
-      if (e?.code === 'ENOENT') return { file, exists: false, records: [], valid: 0, size: 0, cache: [] };
+      if (e?.code === 'ENOENT') return { file, exists: false, version: VERSION, records: [], valid: 0, size: 0, cache: [] };
       throw storeError('PERSISTENCE_UNAVAILABLE', `session log ${quote(file)} could not be read`, e);
     }
     const scanned = scan(buffer, sessionId, file);
@@ -210,10 +317,18 @@ export class FileStore {
     }
     const cache = [];
     for (const r of scanned.records) {
-      if (this.#cached.has(r.type)) cache.push(r.event);
+      if (this.#cached.has(r.type)) cache.push({ seq: r.event.seq, type: r.event.type, payload: r.event.payload ?? null });
       delete r.event;
     }
-    return { file, exists: scanned.exists, records: scanned.records, valid: scanned.valid, size: buffer.length, cache };
+    return {
+      file,
+      exists: scanned.exists,
+      version: scanned.version,
+      records: scanned.records,
+      valid: scanned.valid,
+      size: buffer.length,
+      cache,
+    };
   }
 
   /**
@@ -243,19 +358,24 @@ export class FileStore {
   }
 
   async #append(sessionId, rows) {
+    this.#checkOwner();
     const state = await this.#state(sessionId);
     const length = state.records.length;
     const bad = rows.findIndex((r, i) => r.seq !== length + i);
     if (bad >= 0) {
       throw storeError('APPEND_CONFLICT', `append to session ${quote(sessionId)} must continue at seq ${length + bad}, not ${rows[bad].seq}`);
     }
+    if (state.exists && rows.length === 0) return;
+    if (state.exists && state.version === 1) await this.#upgrade(sessionId, state);
     let text = '';
     const added = [];
     let offset = state.exists ? state.valid : Buffer.byteLength(headerLine(sessionId));
-    for (const row of rows) {
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
       let line;
       try {
-        line = `${JSON.stringify(row)}\n`;
+        // The batch's last record carries the commit mark: without it, the whole batch is a torn tail.
+        line = `${JSON.stringify(i === rows.length - 1 ? { ...row, commit: true } : row)}\n`;
       } catch (e) {
         throw storeError('INVALID_ARGUMENT', `event seq ${row.seq} of session ${quote(sessionId)} is not JSON`, e);
       }
@@ -264,7 +384,6 @@ export class FileStore {
       offset += bytes;
       text += line;
     }
-    if (state.exists && rows.length === 0) return;
     try {
       if (!state.exists) {
         // A new log, or a file whose header never completed: start it over.
@@ -293,12 +412,83 @@ export class FileStore {
       throw storeError('PERSISTENCE_UNAVAILABLE', `append to session log ${quote(state.file)} failed`, e);
     }
     state.exists = true;
+    state.version = VERSION;
     state.valid = offset;
     state.size = offset;
     for (const r of added) {
       if (this.#cached.has(r.type)) state.cache.push(structuredClone(r.event));
       delete r.event;
       state.records.push(r);
+    }
+  }
+
+  /** Rewrites a version-1 log as version 2 (every old line its own committed batch), atomically by rename. */
+  async #upgrade(sessionId, state) {
+    let buffer;
+    try {
+      buffer = await readFile(state.file);
+    } catch (e) {
+      this.#sessions.delete(sessionId);
+      throw storeError('PERSISTENCE_UNAVAILABLE', `session log ${quote(state.file)} could not be read`, e);
+    }
+    let text = headerLine(sessionId);
+    const records = [];
+    for (const r of state.records) {
+      const event = JSON.parse(buffer.subarray(r.offset, r.offset + r.bytes - 1).toString('utf8'));
+      const line = `${JSON.stringify({ seq: event.seq, type: event.type, payload: event.payload ?? null, commit: true })}\n`;
+      records.push({ seq: r.seq, type: r.type, offset: Buffer.byteLength(text), bytes: Buffer.byteLength(line) });
+      text += line;
+    }
+    const tmp = `${state.file}.${process.pid}.tmp`;
+    try {
+      const handle = await open(tmp, 'w');
+      try {
+        await handle.writeFile(text);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(tmp, state.file);
+    } catch (e) {
+      await unlink(tmp).catch(() => {});
+      this.#sessions.delete(sessionId);
+      throw storeError('PERSISTENCE_UNAVAILABLE', `session log ${quote(state.file)} could not be upgraded`, e);
+    }
+    this.#dirDirty = true;
+    state.version = VERSION;
+    state.records = records;
+    state.valid = state.size = Buffer.byteLength(text);
+  }
+
+  #checkOwner() {
+    if (this.#closed) throw storeError('PERSISTENCE_UNAVAILABLE', `this FileStore of ${quote(this.#dir)} is closed`);
+    if (owners.get(this.#dir) !== this) {
+      throw storeError(
+        'PERSISTENCE_UNAVAILABLE',
+        `the store directory ${quote(this.#dir)} was opened again by a newer FileStore, which owns it now`,
+      );
+    }
+  }
+
+  /** Resolves once every append queued so far has settled. */
+  async #idle() {
+    while (this.#queues.size > 0) await Promise.all([...this.#queues.values()]);
+  }
+
+  /** Releases the directory (its lock file) after the appends in flight; later appends reject. */
+  async close() {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#idle();
+    if (owners.get(this.#dir) !== this) return;
+    owners.delete(this.#dir);
+    const file = path.join(this.#dir, LOCK_FILE);
+    const token = held.get(file);
+    held.delete(file);
+    try {
+      if (JSON.parse(await readFile(file, 'utf8')).token === token) await unlink(file);
+    } catch {
+      // Already gone.
     }
   }
 

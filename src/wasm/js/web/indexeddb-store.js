@@ -11,6 +11,9 @@
 // readwrite transaction; `readMany` answers every id in one transaction.
 import { SubagentError } from '../web.js';
 
+// Session ids must be well-formed Unicode: a lone surrogate has no UTF-8 form and would alias another id.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 export { TreeLock } from './tree-lock.js';
 
 const SESSIONS = 'sessions';
@@ -50,6 +53,9 @@ function quote(id) {
 function checkId(sessionId, what = 'sessionId') {
   if (typeof sessionId !== 'string' || sessionId === '') {
     throw storeError('INVALID_ARGUMENT', `${what} must be a non-empty string`);
+  }
+  if (LONE_SURROGATE.test(sessionId)) {
+    throw storeError('INVALID_ARGUMENT', `${what} is not well-formed Unicode (it holds a lone surrogate)`);
   }
 }
 

@@ -54,10 +54,10 @@ export interface SubagentTreeEventMap extends Omit<HTMLElementEventMap, 'error' 
  * `activity`, `running`, `inactive`, `reason`, `note`, `group`, `status`.
  */
 export declare class SubagentTreeElement extends HTMLElement {
-  /** A live runtime: rows carry activity and follow its events. */
-  runtime: TreeRuntimeLike | null;
-  /** The root: a live `Agent` (with `runtime`) or a Session id. */
-  root: TreeRootLike | string | null;
+  /** A live runtime: rows carry activity and follow its events. Write-only: never read back. */
+  set runtime(value: TreeRuntimeLike | null);
+  /** The root: a live `Agent` (with `runtime`) or a Session id. Write-only, like `runtime`. */
+  set root(value: TreeRootLike | string | null);
   /** A store to read the tree from without a runtime. */
   store: SessionStore | null;
   /** The root Session id (alternative to `root`). */
@@ -96,3 +96,6 @@ declare global {
     'subagent-tree': SubagentTreeElement;
   }
 }
+
+/** Tree text as the element shows it: bidi control characters replaced by visible `⟪U+202E⟫` marks. */
+export declare function visibleText(value: unknown): string;

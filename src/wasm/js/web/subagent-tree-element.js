@@ -1,10 +1,13 @@
 // subagent-tree, browser: <subagent-tree>, an accessible view of one agent
 // tree. It renders from a live runtime (`el.runtime = runtime; el.root =
-// rootAgentOrId`: rows carry `running`/`inactive` activity and follow
+// rootAgentOrId`, both write-only: the element never hands its runtime or
+// root handle back out; rows carry `running`/`inactive` activity and follow
 // `subagent/start`, `subagent/end` and `subagent/catalog` live) or from a
 // store alone (`el.store = store; el.rootId = id`). Text from the tree (names,
 // labels, ids) is only ever set with `textContent`, so untrusted labels stay
-// text. No framework; open shadow DOM; style with `::part(...)` and the
+// text; each piece is bidi-isolated (`<bdi>`, `unicode-bidi: isolate`) and its
+// bidi control characters are shown as visible `⟪U+202E⟫` marks, so an id
+// such as "\u202Edael" can neither render as `lead` nor reorder its row. No framework; open shadow DOM; style with `::part(...)` and the
 // `--subagent-tree-*` custom properties.
 //
 // Reading is lazy: from a store, catalogs are read only down to
@@ -51,6 +54,7 @@ ul { list-style: none; margin: 0; padding: 0; }
 [role="treeitem"][aria-disabled="true"] > .row { color: var(--subagent-tree-disabled, #8a8f99); cursor: not-allowed; }
 .toggle { flex: none; width: 1rem; text-align: center; color: #6b7280; font-size: 0.75em; cursor: pointer; }
 .toggle.leaf { visibility: hidden; }
+.name, .label, .badge, .note { unicode-bidi: isolate; }
 .name { flex: none; font-weight: 600; white-space: nowrap; }
 .label { flex: 0 1 auto; color: #4b5563; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; min-width: 2ch; }
 .badge {
@@ -71,11 +75,24 @@ function joinName(base, rel) {
   return base === 'lead' ? rel : `${base}/${rel}`;
 }
 
+// Bidi controls (ALM, LRM, RLM, LRE..RLO, LRI..PDI): shown, never obeyed.
+const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
+/** Tree text as shown: every bidi control replaced by a visible mark. */
+export function visibleText(value) {
+  return String(value).replace(BIDI_CONTROLS, (c) => `⟪U+${c.charCodeAt(0).toString(16).toUpperCase()}⟫`);
+}
+
+/** Text isolated from its neighbours, for an attribute such as `title` (FSI … PDI). */
+function isolated(value) {
+  return `\u2068${visibleText(value)}\u2069`;
+}
+
 function text(tag, className, value, part) {
   const el = document.createElement(tag);
   if (className) el.className = className;
   if (part) el.setAttribute('part', part);
-  if (value !== undefined) el.textContent = value;
+  if (value !== undefined) el.textContent = visibleText(value);
   return el;
 }
 
@@ -189,19 +206,16 @@ export class SubagentTreeElement extends HTMLElement {
 
   // ---- inputs ------------------------------------------------------------
 
-  /** A live `SubagentRuntime`; rows then carry activity and follow its events. */
-  get runtime() {
-    return this.#runtime;
-  }
+  /**
+   * A live `SubagentRuntime`; rows then carry activity and follow its events.
+   * Write-only: the element never gives its runtime back to page code.
+   */
   set runtime(value) {
     this.#runtime = value ?? null;
     this.#schedule();
   }
 
-  /** The tree's root: a live `Agent` handle (with a runtime) or a Session id. */
-  get root() {
-    return this.#root;
-  }
+  /** The tree's root: a live `Agent` handle (with a runtime) or a Session id. Write-only, like `runtime`. */
   set root(value) {
     this.#root = value ?? null;
     this.#schedule();
@@ -353,7 +367,7 @@ export class SubagentTreeElement extends HTMLElement {
       this.#buffer = null;
       this.removeAttribute('aria-busy');
       this.#reset();
-      this.#showStatus(`The tree could not be read: ${error?.message ?? error}`, true);
+      this.#showStatus(visibleText(`The tree could not be read: ${error?.message ?? error}`), true);
       this.dispatchEvent(new CustomEvent('error', { detail: { error } }));
       return;
     }
@@ -549,7 +563,7 @@ export class SubagentTreeElement extends HTMLElement {
     li.setAttribute('aria-labelledby', row.id);
     row.append(
       text('span', 'toggle', undefined, 'toggle'),
-      text('span', 'name', node.fullName, 'name'),
+      text('bdi', 'name', node.fullName, 'name'),
     );
     row.firstChild.setAttribute('aria-hidden', 'true');
     li.append(row);
@@ -582,13 +596,13 @@ export class SubagentTreeElement extends HTMLElement {
     toggle.classList.toggle('leaf', !node.hasChildren);
     // Everything after the name is rebuilt from data, as text.
     while (row.childNodes.length > 2) row.lastChild.remove();
-    row.children[1].textContent = node.fullName;
-    row.title = node.label ? `${node.fullName}: ${node.label}` : node.fullName;
+    row.children[1].textContent = visibleText(node.fullName);
+    row.title = node.label ? `${isolated(node.fullName)}: ${isolated(node.label)}` : isolated(node.fullName);
     if (node.kind === 'diagnostic') {
       row.append(text('span', 'badge reason', node.reason ?? 'unavailable', 'badge reason'));
       row.append(text('span', 'note', 'cannot be shown', 'note'));
     } else {
-      if (node.label) row.append(text('span', 'label', node.label, 'label'));
+      if (node.label) row.append(text('bdi', 'label', node.label, 'label'));
       if (node.kind === 'child' && node.mode) row.append(text('span', 'badge mode', node.mode, 'badge mode'));
     }
     const activity = this.#activity.get(node.id);
