@@ -350,7 +350,10 @@ fn case_writes() {
             let child = writes.get(&a.child_id).cloned().unwrap_or_default();
             let parent = writes.get("root").cloned().unwrap_or_default();
             let others: u64 = writes.iter().filter(|(k, _)| *k != "root" && **k != a.child_id).map(|(_, v)| v.0).sum();
-            assert_eq!(child.0, 1, "{provider}: the child's log is written in one append");
+            // One append creates the log; the first turn then records its start
+            // (`turn/start`, the crash-recovery marker) before the host runs it.
+            assert_eq!(child.0, 2, "{provider}: the child's log is written in one append, then turn/start");
+            assert_eq!(child.2.last().map(String::as_str), Some("turn/start"), "{provider}: {:?}", child.2);
             assert_eq!(parent.0, 1, "{provider}: the parent gets exactly one append (the catalog fact)");
             assert_eq!(parent.2, ["subagent/catalog"], "{provider}: that append is the catalog fact alone");
             assert_eq!(others, 0, "{provider}: no other session is written");
@@ -358,7 +361,7 @@ fn case_writes() {
         }
         let (child, parent) = first.unwrap();
         println!(
-            "{:<72} {} appends per spawn: child log {} append ({} events: {}), parent {} append ({} event: {}); other sessions 0 (checked on each of {SPAWNS} spawns)",
+            "{:<72} {} appends per spawn: child log {} appends ({} events: {}), parent {} append ({} event: {}); other sessions 0 (checked on each of {SPAWNS} spawns)",
             format!("writes: {provider}"),
             child.0 + parent.0,
             child.0,
