@@ -39,8 +39,13 @@ extern "C" {
         parent_id: Option<String>,
         depth: u32,
     ) -> JsValue;
-    #[wasm_bindgen(js_name = agentKey)]
-    fn agent_key(value: &JsValue) -> JsValue;
+    // `catch` on agentKey and quiet (they never throw) gives them a JS shim:
+    // wasm-bindgen 0.2.130 writes one `import * as` and one object key per
+    // shim-free ("direct") import of a snippet, so a second direct import of
+    // runtime.js makes bundlers warn `Duplicate key "./snippets/.../runtime.js"`.
+    // installDispatcher stays the module's only direct import (build-pkg.sh checks).
+    #[wasm_bindgen(js_name = agentKey, catch)]
+    fn agent_key(value: &JsValue) -> JsResult<JsValue>;
     #[wasm_bindgen(js_name = makeActivation)]
     #[allow(clippy::too_many_arguments)]
     fn make_activation(
@@ -59,8 +64,13 @@ extern "C" {
     fn make_tools(runtime: u32, agent: &JsValue, specs: &Array) -> JsValue;
     #[wasm_bindgen(js_name = makeDisposer)]
     fn make_disposer(op: &str, runtime: u32, token: f64) -> JsValue;
-    /// Marks a promise's rejection handled and returns it.
-    pub fn quiet(promise: &Promise) -> Promise;
+    #[wasm_bindgen(js_name = quiet, catch)]
+    fn quiet_js(promise: &Promise) -> JsResult<Promise>;
+}
+
+/// Marks a promise's rejection handled and returns it.
+pub fn quiet(promise: &Promise) -> Promise {
+    quiet_js(promise).unwrap_or_else(|_| promise.clone())
 }
 
 type JsResult<T> = std::result::Result<T, JsValue>;
@@ -144,7 +154,7 @@ pub fn agent_to_js(runtime: u32, agent: &Agent) -> JsValue {
 
 /// The live agent behind a JS handle; `code` says what a bad handle is.
 fn agent_from_js(rt: &Runtime, rt_id: u32, value: &JsValue, role: &str, code: ErrorCode) -> Result<Agent> {
-    let key = agent_key(value);
+    let key = agent_key(value).unwrap_or(JsValue::UNDEFINED);
     let refuse = |why: String| SubagentError::new(code, format!("the {role} {why}"));
     if key.is_undefined() {
         return Err(refuse(format!("must be an Agent handle from a SubagentRuntime, not {}", describe(value))));
@@ -486,7 +496,7 @@ impl JsRuntime {
     #[wasm_bindgen(js_name = openRoot, unchecked_return_type = "Promise<Agent>")]
     pub fn open_root(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "OpenRootOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "OpenRootOptions")] options: Option<JsValue>,
     ) -> Promise {
         let parsed = (|| -> Result<_> {
             let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
@@ -523,7 +533,8 @@ impl JsRuntime {
     }
 
     /// Starts a local or external child (see the README for the check order).
-    #[wasm_bindgen(js_name = startActivation, unchecked_return_type = "Promise<SubagentActivation>")]
+    /// (Typed in `RUNTIME_TYPES`, with an overload for the built-in local providers.)
+    #[wasm_bindgen(js_name = startActivation, skip_typescript)]
     pub fn start_activation(&self, #[wasm_bindgen(unchecked_param_type = "ActivationSpec")] spec: JsValue) -> Promise {
         let parsed = self.activation_spec(&spec);
         let (spec, link) = match parsed {
@@ -607,7 +618,7 @@ impl JsRuntime {
         #[wasm_bindgen(unchecked_param_type = "Agent")] sender: JsValue,
         #[wasm_bindgen(js_name = targetId, unchecked_param_type = "string")] target_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string | ContentBlock[]")] content: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "CallOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> Promise {
         let parsed = (|| -> Result<_> {
             let sender = self.agent(&sender, "sender")?;
@@ -634,7 +645,7 @@ impl JsRuntime {
         #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
         #[wasm_bindgen(js_name = targetId, unchecked_param_type = "string")] target_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string | ContentBlock[]")] content: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "PromptOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "PromptOptions")] options: Option<JsValue>,
     ) -> Promise {
         let parsed = (|| -> Result<_> {
             let root = self.agent(&root, "root")?;
@@ -732,7 +743,7 @@ impl JsRuntime {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Agent")] caller: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "AbortSignal | CallOptions")] signal: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "AbortSignal | CallOptions")] signal: Option<JsValue>,
     ) -> Promise {
         let parsed = (|| -> Result<_> {
             Ok((self.agent(&caller, "caller")?, string_arg(&text, "name")?, link_signal_or_options(signal, "signal")?))
@@ -753,7 +764,7 @@ impl JsRuntime {
     pub fn list_descendants(
         &self,
         #[wasm_bindgen(js_name = rootSessionId, unchecked_param_type = "string")] root_session_id: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "AbortSignal | CallOptions")] signal: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "AbortSignal | CallOptions")] signal: Option<JsValue>,
     ) -> Promise {
         let parsed = (|| -> Result<_> {
             Ok((id_arg(&root_session_id, "rootSessionId")?, link_signal_or_options(signal, "signal")?))
@@ -832,7 +843,8 @@ impl JsRuntime {
     }
 
     /// Subscribes to a lifecycle event, optionally of one tree root; returns the unsubscriber.
-    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    /// (Typed per event in `RUNTIME_TYPES`: `on<K extends RuntimeEventType>`.)
+    #[wasm_bindgen(skip_typescript)]
     pub fn on(
         &self,
         #[wasm_bindgen(js_name = type, unchecked_param_type = "RuntimeEventType")] kind: JsValue,
@@ -916,8 +928,25 @@ impl JsRuntime {
 const RUNTIME_TYPES: &'static str = r#"
 import type { Agent } from './index.js';
 
-/** A content block: `{ type: 'text', text }` or any other typed block. */
-export type ContentBlock = { type: string; [key: string]: unknown };
+/** Text content: what hosts return, what tools and notices read. */
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+
+/** Image content: base64 `data` of `mimeType` (the host's model must accept image input). */
+export interface ImageBlock {
+  type: 'image';
+  data: string;
+  mimeType: string;
+}
+
+/**
+ * A content block, narrowed on `type`. (The runtime stores and passes on any
+ * object with a string `type` unchanged and reads only `text` blocks; these
+ * are the blocks the seeds name.)
+ */
+export type ContentBlock = TextBlock | ImageBlock;
 
 /** Why a run ended; open to more reasons. */
 export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | (string & {});
@@ -931,7 +960,11 @@ export interface SubagentResult {
   diagnostic?: string;
 }
 
-/** A started child. `dispose()` returns the same promise on every call. */
+/**
+ * A started child. `dispose()` returns the same promise on every call. The
+ * child's identity is `childId`, its Session id (a model sees it as
+ * `subagentId`; listings call it `id`).
+ */
 export interface SubagentActivation {
   readonly childId: string;
   /** Full name: `reviewer/checker`, or the Session id below an unnamed creator. */
@@ -942,6 +975,12 @@ export interface SubagentActivation {
   /** The child's live handle (local children). */
   readonly agent?: Agent;
   dispose(): Promise<void>;
+}
+
+/** The activation of a local child (the built-in `spawn` and `fork`, or a provider with `prepareContinuable`). */
+export interface LocalActivation extends SubagentActivation {
+  readonly messageId: string;
+  readonly agent: Agent;
 }
 
 export interface SubagentCapabilities {
@@ -1013,12 +1052,20 @@ export interface InboxMessage {
   text: string;
 }
 
+/** What a tool call resolves to; refusals are `isError` results, never exceptions. */
+export interface ToolResult {
+  /** Model-ready text (JSON for structured results). */
+  content: string;
+  isError: boolean;
+  structured?: JsonValue;
+}
+
 /** A tool as handed to a model. */
 export interface Tool {
   readonly name: string;
   readonly description: string;
   readonly inputSchema: JsonValue;
-  call(input: unknown, options?: { signal?: AbortSignal }): Promise<{ content: string; isError: boolean; structured?: JsonValue }>;
+  call(input: unknown, options?: { signal?: AbortSignal }): Promise<ToolResult>;
 }
 
 /** One turn of a local member, as the host sees it. */
@@ -1117,14 +1164,32 @@ export interface SubagentMemberNames {
 /** A listing row with live activity (`running` says nothing about task completion). */
 export type LiveRow = Row & { activity: 'running' | 'inactive' };
 
-export type RuntimeEventType =
-  | 'subagent/start'
-  | 'subagent/end'
-  | 'subagent/catalog'
-  | 'subagent/message'
-  | 'subagent/turn'
-  | 'subagent/provider-added'
-  | 'subagent/provider-removed';
+/** `subagent/start`: a child's run began (a first start or a cold resume). */
+export interface SubagentStartEvent {
+  provider: string;
+  /** The child's Session id (its `childId`). */
+  id: string;
+  parentSessionId: string;
+  rootSessionId: string;
+  /** The child's full name. */
+  name: string;
+  label: string;
+  mode: CatalogMode;
+}
+
+/** `subagent/end`: a child's run settled and left residency. */
+export interface SubagentEndEvent extends SubagentStartEvent {
+  stopReason: SubagentStopReason;
+  /** Teardown failed: the captured result is kept and `dispose()` rejects. */
+  error?: string;
+}
+
+/** `subagent/catalog`: a child entry was committed to its parent's log. */
+export interface SubagentCatalogEvent {
+  rootSessionId: string;
+  parentSessionId: string;
+  entry: CatalogEntry;
+}
 
 /** `subagent/message`: a message was accepted (durable) into a member's inbox. */
 export interface SubagentMessageEvent {
@@ -1143,5 +1208,40 @@ export interface SubagentTurnEvent {
   name: string;
   phase: 'start' | 'end';
   stopReason?: SubagentStopReason;
+}
+
+/** What each `on(type)` listener receives; the provider events carry the provider's name. */
+export interface RuntimeEventMap {
+  'subagent/start': SubagentStartEvent;
+  'subagent/end': SubagentEndEvent;
+  'subagent/catalog': SubagentCatalogEvent;
+  'subagent/message': SubagentMessageEvent;
+  'subagent/turn': SubagentTurnEvent;
+  'subagent/provider-added': string;
+  'subagent/provider-removed': string;
+}
+
+export type RuntimeEventType = keyof RuntimeEventMap;
+
+export interface OnOptions {
+  /** Only events of this root's tree (its Session id). */
+  root?: string;
+}
+
+// Methods declared here rather than generated (they need overloads or a type
+// parameter); this interface merges into the generated `SubagentRuntime` class.
+export interface SubagentRuntime {
+  /**
+   * Starts a child (see the README for the check order). With a built-in
+   * local provider (`spawn`, `fork`) the activation carries the child's
+   * `agent` handle and initial `messageId`.
+   */
+  startActivation(spec: ActivationSpec & { provider: 'spawn' | 'fork' }): Promise<LocalActivation>;
+  startActivation(spec: ActivationSpec): Promise<SubagentActivation>;
+  /**
+   * Subscribes to one lifecycle event type, optionally of one tree root; the
+   * listener's argument is typed by `type`. Returns the unsubscriber.
+   */
+  on<K extends RuntimeEventType>(type: K, listener: (event: RuntimeEventMap[K]) => void, options?: OnOptions): () => void;
 }
 "#;
