@@ -82,9 +82,12 @@ thread_local! {
 }
 
 fn runtime_by_id(id: u32) -> Result<Runtime> {
-    RUNTIMES
-        .with(|r| r.borrow().get(&id).and_then(WeakRuntime::upgrade))
-        .ok_or_else(|| crate::err!(Unauthorized, "that SubagentRuntime was freed"))
+    RUNTIMES.with(|r| r.borrow().get(&id).and_then(WeakRuntime::upgrade)).ok_or_else(|| {
+        crate::err!(
+            Unauthorized,
+            "the SubagentRuntime this handle or tool belongs to was freed; keep the runtime referenced while its handles and tools are in use"
+        )
+    })
 }
 
 /// Installs the one dispatcher closure all JS-side callables route through.
@@ -157,20 +160,52 @@ fn agent_from_js(rt: &Runtime, rt_id: u32, value: &JsValue, role: &str, code: Er
     let key = agent_key(value).unwrap_or(JsValue::UNDEFINED);
     let refuse = |why: String| SubagentError::new(code, format!("the {role} {why}"));
     if key.is_undefined() {
-        return Err(refuse(format!("must be an Agent handle from a SubagentRuntime, not {}", describe(value))));
+        return Err(refuse(format!(
+            "must be an Agent handle from a SubagentRuntime, not {}; pass the handle that openRoot(), \
+             startActivation(...).agent or turn.agent gave you (a Session id or a copy of its fields is no handle)",
+            describe(value)
+        )));
     }
     let key: Array = key.unchecked_into();
-    if key.get(0).as_f64() != Some(rt_id as f64) {
-        return Err(refuse("is an Agent handle of another SubagentRuntime".into()));
-    }
     let id = key.get(1).as_string().unwrap_or_default();
+    // A genuine handle: its frozen `name` field is the one the runtime gave it.
+    let name = get(value, "name", role).ok().and_then(|n| n.as_string()).unwrap_or_else(|| id.clone());
+    let who = member_ref(&name, &id);
+    if key.get(0).as_f64() != Some(rt_id as f64) {
+        return Err(refuse(format!(
+            "handle of {who} belongs to another SubagentRuntime; use the handle this runtime gave you for that member"
+        )));
+    }
     let inc = key.get(2).as_f64().unwrap_or(-1.0) as u64;
     match rt.handle(&id, inc) {
         Some(agent) if agent.is_live() => Ok(agent),
-        _ => Err(refuse(format!(
-            "handle for {} is dead: that member is no longer live",
-            crate::name::quote_truncated(&id, 80)
-        ))),
+        _ => {
+            let next = if name == "lead" {
+                format!(
+                    "open the root again with openRoot({{ sessionId: {} }}) and use the handle it returns",
+                    crate::name::quote_truncated(&id, 80)
+                )
+            } else {
+                "a message to it resumes it under a new handle: use that one (turn.agent, or \
+                 runtime.agent(sessionId) while it is resident)"
+                    .to_owned()
+            };
+            Err(refuse(format!(
+                "handle of {who} is dead: that member is no longer live (it settled, was disposed, or its root \
+                 was closed or drained); {next}"
+            )))
+        }
+    }
+}
+
+/// `agent "reviewer/checker" (Session "<id>")`, or `Session "<id>"` for a
+/// member whose full name is its Session id.
+pub fn member_ref(name: &str, id: &str) -> String {
+    let session = crate::name::quote_truncated(id, 80);
+    if name == id {
+        format!("Session {session}")
+    } else {
+        format!("agent {} (Session {session})", crate::name::quote_truncated(name, 200))
     }
 }
 
