@@ -72,6 +72,8 @@ for dir in edge node; do
 done
 sed -e "s#__VERSION__#$version#" -e "s#__DESCRIPTION__#$description#" src/wasm/js/package.json > "$OUT/package.json"
 rm -f "$OUT/.gitignore"
+# The package page and licences (npm shows README.md; the licence is MIT OR Apache-2.0).
+cp README.md README.zh-CN.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$OUT/"
 
 # Size report (also written to pkg/sizes.txt for CI logs).
 size_line() {
