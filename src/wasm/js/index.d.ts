@@ -3,13 +3,18 @@
 // (the raw wasm exports, the synchronous loader, the classes' manual memory
 // release) removed by scripts/public-types.mjs, so these types need neither
 // the DOM lib nor `esnext.disposable`.
+/**
+ * Names, catalogs, listing and the live subagent runtime. Every entry (Node, workerd, browsers and bundlers) has these types.
+ *
+ * @module subagent-tree
+ */
 export * from './subagent_tree.js';
 import type { SubagentErrorCode } from './subagent_tree.js';
 
 /** A `Response`, where the environment's types have one (DOM, `@types/node`). */
-type ResponseLike = typeof globalThis extends { Response: { prototype: infer R } } ? R : never;
+export type ResponseLike = typeof globalThis extends { Response: { prototype: infer R } } ? R : never;
 /** A `WebAssembly.Module`, where the environment's types have one (DOM, workers). */
-type WasmModuleLike = typeof globalThis extends { WebAssembly: { Module: { prototype: infer M } } } ? M : never;
+export type WasmModuleLike = typeof globalThis extends { WebAssembly: { Module: { prototype: infer M } } } ? M : never;
 
 /** Where `init` may load the module from: a URL, its bytes, a fetch `Response` or a compiled module. */
 export type InitInput = string | URL | ArrayBuffer | ArrayBufferView | ResponseLike | WasmModuleLike;
