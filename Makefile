@@ -2,13 +2,17 @@
 SHELL := /bin/bash
 export CARGO_TERM_COLOR := never
 
-.PHONY: setup pkg demo demo-cli test test-rust test-wasm test-pkg lint bench sim fuzz clean
+.PHONY: setup pkg docs demo demo-cli test test-rust test-wasm test-pkg lint bench sim fuzz clean
 
 setup:
 	@bash scripts/bootstrap.sh
 
 pkg: setup
 	@bash scripts/build-pkg.sh
+
+# The API reference from the package's .d.ts (typedoc) into docs/api/ (gitignored).
+docs: pkg
+	@bash scripts/docs.sh
 
 demo: pkg
 	@bash scripts/demo.sh
@@ -48,4 +52,4 @@ fuzz: setup
 
 clean:
 	cargo clean
-	rm -rf pkg pkg-tests/node_modules pkg-tests/test-results
+	rm -rf pkg docs/api pkg-tests/node_modules pkg-tests/test-results

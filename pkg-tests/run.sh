@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tests the built package (pkg/) the way a user gets it: `npm pack`, unpacked
 # into node_modules/subagent-tree, imported by name through its `exports` map.
-# Runs the node --test suites (incl. one headless-Chromium and one workerd
-# smoke test) and a strict tsc check of a TypeScript consumer.
+# Runs the node --test suites (incl. headless Chromium, workerd, esbuild
+# bundling, the docs' examples and code blocks under tsc) and a strict tsc
+# check of a TypeScript consumer in a DOM and a Node-only configuration.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -10,7 +11,8 @@ if [ ! -f ../pkg/package.json ]; then
   echo "pkg-tests: ../pkg is missing; build it with 'make pkg'" >&2
   exit 1
 fi
-if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/miniflare ] || [ ! -d node_modules/typescript ]; then
+if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/miniflare ] || [ ! -d node_modules/typescript ] \
+  || [ ! -d node_modules/esbuild ] || [ ! -d node_modules/@types/node ] || [ ! -d node_modules/typedoc ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
@@ -27,6 +29,7 @@ node --test --test-reporter=spec test/*.test.mjs
 
 node --test --test-reporter=spec web/*.test.mjs  # issue 5: the Web client (<subagent-tree>, IndexedDB store, TreeLock, demo page) in headless Chromium
 
-echo "== tsc --noEmit --strict (types/consumer.ts)"
+echo "== tsc --noEmit --strict (types/consumer.ts: DOM config, then Node-only config)"
 node_modules/.bin/tsc -p types
+node_modules/.bin/tsc -p types/tsconfig.node.json
 echo "pkg-tests: all passed"

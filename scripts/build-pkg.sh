@@ -44,6 +44,21 @@ sed -i 's/^export { initSync, __wbg_init as default };$/function initSyncQuiet(m
 async function initQuiet(module_or_path) { await __wbg_init(module_or_path); }\
 export { initSyncQuiet as initSync, initQuiet as default };/' "$glue"
 
+# wasm-bindgen writes one `import * as importN` and one import-object key per
+# shim-free ("direct") import of a snippet module, so two direct imports of
+# one snippet give bundlers a `Duplicate key "./snippets/..."` warning. Keep at
+# most one per snippet (give the others `catch`, as src/wasm/runtime.rs does).
+dups=$(sed -n 's/^ *"\(\.\/snippets\/[^"]*\)": import[0-9]*,$/\1/p' "$OUT/$CRATE.js" | sort | uniq -d)
+if [ -n "$dups" ]; then
+  echo "build-pkg: more than one direct wasm import of: $dups" >&2
+  echo "build-pkg: bundlers would warn 'Duplicate key'; add \`catch\` to all but one of that module's imports" >&2
+  exit 1
+fi
+
+# Public types: no loader internals, no DOM or esnext.disposable lib needed.
+node scripts/public-types.mjs "$OUT/$CRATE.d.ts"
+rm -f "$OUT/${CRATE}_bg.wasm.d.ts"   # the wasm's raw exports: internals only
+
 # wasm-opt: Debian's binaryen 108 corrupts wasm-bindgen's externref table
 # export (rustc emits reference types by default; the module then fails to
 # instantiate), so a system wasm-opt older than 116 is not used: the npm
@@ -91,6 +106,8 @@ for dir in edge node; do
 done
 sed -e "s#__VERSION__#$version#" -e "s#__DESCRIPTION__#$description#" src/wasm/js/package.json > "$OUT/package.json"
 rm -f "$OUT/.gitignore"
+# The package page and licences (npm shows README.md; the licence is MIT OR Apache-2.0).
+cp README.md README.zh-CN.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$OUT/"
 
 # Size report (also written to pkg/sizes.txt for CI logs).
 size_line() {

@@ -386,11 +386,11 @@ test('hosts returning garbage give error stops with a diagnostic, and the creato
     'text: 5': [{ text: 5 }, /text as a number; it must be a string/],
     'diagnostic: {}': [{ diagnostic: {} }, /diagnostic as an object; it must be a string/],
     'structured: fn': [{ structured: () => 1 }, /structured is a function, which is not JSON data/],
-    proxy: [throwingProxy(), /host\.runTurn failed for "g\d+": Error: trap/],
+    proxy: [throwingProxy(), /host\.runTurn failed for agent "g\d+" \(Session "[^"]+"\): Error: trap/],
     cyclic: [cyclic(), /nested more than 128 levels deep/],
-    rejection: [Promise.reject(new TypeError('host bug')), /host\.runTurn failed for "g\d+": TypeError: host bug/],
+    rejection: [Promise.reject(new TypeError('host bug')), /host\.runTurn failed for agent "g\d+" \(Session "[^"]+"\): TypeError: host bug/],
     'thenable that throws': [{ then() { throw new Error('then threw'); } }, /Error: then threw/],
-    'synchronous throw': ['__throw__', /host\.runTurn failed for "g\d+": Error: sync/],
+    'synchronous throw': ['__throw__', /host\.runTurn failed for agent "g\d+" \(Session "[^"]+"\): Error: sync/],
   };
   const host = {
     turns: [],
@@ -431,7 +431,7 @@ test('hosts returning garbage give error stops with a diagnostic, and the creato
   const r2 = await second.openRoot({ sessionId: 'root' });
   mode = 'throw';
   const t1 = await second.startActivation({ provider: 'spawn', parent: r2, label: 'x', prompt: 'p', name: 'x' });
-  assert.match((await t1.result).diagnostic, /host\.runTurn failed for "x": Error: getter/);
+  assert.match((await t1.result).diagnostic, /host\.runTurn failed for agent "x" \(Session "[^"]+"\): Error: getter/);
   mode = 'gone';
   const t2 = await second.startActivation({ provider: 'spawn', parent: r2, label: 'x', prompt: 'p', name: 'y' });
   assert.match((await t2.result).diagnostic, /runTurn is not a function \(undefined\)/);

@@ -1,8 +1,10 @@
 // A small TypeScript consumer of the package's .d.ts, checked with
 // `tsc --noEmit --strict`. `@ts-expect-error` lines must stay errors.
 import {
+  Agent,
   MemoryStore,
   SubagentError,
+  SubagentRuntime,
   decodeCatalogPayload,
   defaultName,
   errorCodes,
@@ -15,7 +17,16 @@ import {
   validateName,
 } from 'subagent-tree';
 import type {
+  AgentHost,
   AgentRef,
+  ContentBlock,
+  LiveRow,
+  LocalActivation,
+  RuntimeEventMap,
+  SubagentActivation,
+  SubagentEndEvent,
+  SubagentResult,
+  ToolResult,
   CatalogEntry,
   ChildRow,
   DiagnosticRow,
@@ -119,3 +130,71 @@ async function liteConsumer(): Promise<void> {
   void lite.SubagentRuntime;
 }
 void liteConsumer;
+
+// The live runtime: optional options, per-event listener types, content blocks.
+export async function runtimeTour(signal: AbortSignal): Promise<string[]> {
+  const host: AgentHost = {
+    runTurn(turn) {
+      const first = turn.input[0];
+      const text: string = first ? first.text : '';
+      if (first?.source.kind === 'agent-message') {
+        const sender: string = first.source.senderName;
+        void sender;
+      }
+      return { messages: [`${turn.name}: ${text}`, [{ type: 'text', text }]], stopReason: 'completed' };
+    },
+  };
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host, maxDepth: 2 });
+  const lead: Agent = await runtime.openRoot();
+  await runtime.openRoot({ sessionId: 'r2', cwd: '/' });
+  const child: LocalActivation = await runtime.startActivation({ provider: 'spawn', parent: lead, label: 'L', prompt: 'p' });
+  const grandchild = await runtime.startActivation({ provider: 'fork', parent: child.agent, label: 'L', prompt: [{ type: 'text', text: 'p' }] });
+  const viaOther: SubagentActivation = await runtime.startActivation({ provider: 'mine', parent: lead, label: 'L', prompt: 'p' });
+  const result: SubagentResult = await grandchild.result;
+  const out: string[] = result.output.map((b: ContentBlock) => (b.type === 'text' ? b.text : b.mimeType));
+  const rows: LiveRow[] = await runtime.listDescendants(lead.sessionId);
+  await runtime.listDescendants(lead.sessionId, signal);
+  await runtime.listDescendants(lead.sessionId, { signal });
+  for (const row of rows) if (row.kind === 'child') out.push(row.path ?? row.id, row.activity);
+  await runtime.prompt(lead, child.childId, 'hi');
+  await runtime.prompt(lead, child.childId, 'hi', { delivery: 'steer', signal });
+  await runtime.sendMessage(child.agent, lead.sessionId, 'hi');
+  const id: string = await runtime.resolveName(lead, 'reviewer');
+  await runtime.resolveName(lead, 'reviewer', signal);
+  const offStart = runtime.on('subagent/start', (e) => out.push(e.name, e.label, e.mode, e.parentSessionId));
+  const offEnd = runtime.on('subagent/end', (e: SubagentEndEvent) => out.push(e.stopReason, e.error ?? ''), { root: lead.sessionId });
+  runtime.on('subagent/catalog', (e) => out.push(e.entry.name ?? e.entry.id));
+  runtime.on('subagent/message', (e) => out.push(e.messageId, e.kind));
+  runtime.on('subagent/turn', (e) => out.push(e.phase));
+  runtime.on('subagent/provider-added', (provider) => out.push(provider.name.toUpperCase()));
+  const removed: (event: RuntimeEventMap['subagent/provider-removed']) => void = (name) => out.push(name);
+  runtime.on('subagent/provider-removed', removed);
+  offStart();
+  offEnd();
+  const tools = runtime.toolsFor(lead);
+  const called: ToolResult | undefined = await tools[0]?.call({ scope: 'children' }, { signal });
+  try {
+    await runtime.sendMessage(lead, 'nobody', 'x');
+  } catch (e) {
+    if (e instanceof SubagentError && e.code === 'UNAUTHORIZED') out.push(e.message);
+  }
+
+  // @ts-expect-error a diagnostic row has no path until narrowed
+  rows[0]?.path;
+  // @ts-expect-error an image block has no text until narrowed
+  result.output[0]?.text;
+  // @ts-expect-error an activation of another provider may have no agent
+  const maybe: Agent = viaOther.agent;
+  // @ts-expect-error the start payload is an object, not a provider name
+  runtime.on('subagent/start', (e: string) => e);
+  // @ts-expect-error provider-added carries the provider object, provider-removed its name
+  runtime.on('subagent/provider-removed', (e) => e.name);
+  // @ts-expect-error no such event
+  runtime.on('subagent/nothing', () => undefined);
+  // @ts-expect-error content blocks have a known type
+  await runtime.prompt(lead, lead.sessionId, [{ type: 'txt', text: 'x' }]);
+  // @ts-expect-error the loader's internals are not part of the package's types
+  runtime.free();
+  void [called, id, maybe];
+  return out;
+}

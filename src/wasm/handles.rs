@@ -31,8 +31,13 @@ extern "C" {
         parent_id: Option<String>,
         depth: u32,
     ) -> JsValue;
-    #[wasm_bindgen(js_name = agentKey)]
-    fn agent_key_js(cap: &JsValue, value: &JsValue) -> JsValue;
+    // `catch` on agentKey and quiet (they never throw) gives them a JS shim:
+    // wasm-bindgen 0.2.130 writes one `import * as` and one object key per
+    // shim-free ("direct") import of a snippet, so a second direct import of
+    // runtime.js makes bundlers warn `Duplicate key "./snippets/.../runtime.js"`.
+    // installDispatcher stays the module's only direct import (build-pkg.sh checks).
+    #[wasm_bindgen(js_name = agentKey, catch)]
+    fn agent_key_js(cap: &JsValue, value: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = makeActivation)]
     #[allow(clippy::too_many_arguments)]
     fn make_activation_js(
@@ -59,8 +64,13 @@ extern "C" {
     fn make_tools_js(cap: &JsValue, runtime: u32, agent: &JsValue, specs: &Array) -> JsValue;
     #[wasm_bindgen(js_name = makeDisposer)]
     fn make_disposer_js(cap: &JsValue, op: &str, runtime: u32, token: f64) -> JsValue;
-    /// Marks a promise's rejection handled and returns it.
-    pub fn quiet(promise: &Promise) -> Promise;
+    #[wasm_bindgen(js_name = quiet, catch)]
+    fn quiet_js(promise: &Promise) -> Result<Promise, JsValue>;
+}
+
+/// Marks a promise's rejection handled and returns it.
+pub fn quiet(promise: &Promise) -> Promise {
+    quiet_js(promise).unwrap_or_else(|_| promise.clone())
 }
 
 thread_local! {
@@ -101,7 +111,7 @@ pub fn make_agent(
 
 /// `[runtimeId, sessionId, incarnation]` of a genuine handle, else undefined.
 pub fn agent_key(value: &JsValue) -> JsValue {
-    agent_key_js(&cap(), value)
+    agent_key_js(&cap(), value).unwrap_or(JsValue::UNDEFINED)
 }
 
 #[allow(clippy::too_many_arguments)]

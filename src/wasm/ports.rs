@@ -78,7 +78,11 @@ impl AgentHost for JsHost {
         let turn_js = turn_to_js(self.runtime, &turn);
         Box::pin(async move {
             let value = settled(call_method(&obj, "runTurn", &[turn_js])).await.map_err(|e| {
-                from_thrown(ErrorCode::PersistenceUnavailable, format!("host.runTurn failed for {:?}", turn.name), e)
+                from_thrown(
+                    ErrorCode::PersistenceUnavailable,
+                    format!("host.runTurn failed for {}", super::runtime::member_ref(&turn.name, &turn.session_id)),
+                    e,
+                )
             })?;
             outcome_from_js(&value, host_budget(runtime))
         })
@@ -92,7 +96,11 @@ impl AgentHost for JsHost {
                 return Ok(());
             }
             settled(call_method(&obj, "release", &[JsValue::from_str(&id)])).await.map(|_| ()).map_err(|e| {
-                from_thrown(ErrorCode::ActivationTeardownFailed, format!("host.release failed for {id:?}"), e)
+                from_thrown(
+                    ErrorCode::ActivationTeardownFailed,
+                    format!("host.release failed for Session {}", crate::name::quote_truncated(&id, 80)),
+                    e,
+                )
             })
         })
     }

@@ -45,9 +45,12 @@ thread_local! {
 }
 
 fn runtime_by_id(id: u32) -> Result<Runtime> {
-    RUNTIMES
-        .with(|r| r.borrow().get(&id).and_then(WeakRuntime::upgrade))
-        .ok_or_else(|| crate::err!(Unauthorized, "that SubagentRuntime was freed"))
+    RUNTIMES.with(|r| r.borrow().get(&id).and_then(WeakRuntime::upgrade)).ok_or_else(|| {
+        crate::err!(
+            Unauthorized,
+            "the SubagentRuntime this handle or tool belongs to was freed; keep the runtime referenced while its handles and tools are in use"
+        )
+    })
 }
 
 /// The limits of a runtime (the defaults once it is freed).
@@ -128,23 +131,55 @@ pub fn agent_to_js(runtime: u32, agent: &Agent) -> JsValue {
 
 /// The live agent behind a JS handle; `code` says what a bad handle is.
 fn agent_from_js(rt: &Runtime, rt_id: u32, value: &JsValue, role: &str, code: ErrorCode) -> Result<Agent> {
-    let key = agent_key(value);
+    let key = agent_key(value).unwrap_or(JsValue::UNDEFINED);
     let refuse = |why: String| SubagentError::new(code, format!("the {role} {why}"));
     if key.is_undefined() {
-        return Err(refuse(format!("must be an Agent handle from a SubagentRuntime, not {}", describe(value))));
+        return Err(refuse(format!(
+            "must be an Agent handle from a SubagentRuntime, not {}; pass the handle that openRoot(), \
+             startActivation(...).agent or turn.agent gave you (a Session id or a copy of its fields is no handle)",
+            describe(value)
+        )));
     }
     let key: Array = key.unchecked_into();
-    if key.get(0).as_f64() != Some(rt_id as f64) {
-        return Err(refuse("is an Agent handle of another SubagentRuntime".into()));
-    }
     let id = key.get(1).as_string().unwrap_or_default();
+    // A genuine handle: its frozen `name` field is the one the runtime gave it.
+    let name = get(value, "name", role).ok().and_then(|n| n.as_string()).unwrap_or_else(|| id.clone());
+    let who = member_ref(&name, &id);
+    if key.get(0).as_f64() != Some(rt_id as f64) {
+        return Err(refuse(format!(
+            "handle of {who} belongs to another SubagentRuntime; use the handle this runtime gave you for that member"
+        )));
+    }
     let inc = key.get(2).as_f64().unwrap_or(-1.0) as u64;
     match rt.handle(&id, inc) {
         Some(agent) if agent.is_live() => Ok(agent),
-        _ => Err(refuse(format!(
-            "handle for {} is dead: that member is no longer live",
-            crate::name::quote_truncated(&id, 80)
-        ))),
+        _ => {
+            let next = if name == "lead" {
+                format!(
+                    "open the root again with openRoot({{ sessionId: {} }}) and use the handle it returns",
+                    crate::name::quote_truncated(&id, 80)
+                )
+            } else {
+                "a message to it resumes it under a new handle: use that one (turn.agent, or \
+                 runtime.agent(sessionId) while it is resident)"
+                    .to_owned()
+            };
+            Err(refuse(format!(
+                "handle of {who} is dead: that member is no longer live (it settled, was disposed, or its root \
+                 was closed or drained); {next}"
+            )))
+        }
+    }
+}
+
+/// `agent "reviewer/checker" (Session "<id>")`, or `Session "<id>"` for a
+/// member whose full name is its Session id.
+pub fn member_ref(name: &str, id: &str) -> String {
+    let session = crate::name::quote_truncated(id, 80);
+    if name == id {
+        format!("Session {session}")
+    } else {
+        format!("agent {} (Session {session})", crate::name::quote_truncated(name, 200))
     }
 }
 
@@ -567,7 +602,7 @@ impl JsRuntime {
     #[wasm_bindgen(js_name = openRoot, unchecked_return_type = "Promise<Agent>")]
     pub fn open_root(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "OpenRootOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "OpenRootOptions")] options: Option<JsValue>,
     ) -> Promise {
         let parsed = (|| -> Result<_> {
             let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
@@ -602,7 +637,8 @@ impl JsRuntime {
     }
 
     /// Starts a local or external child (see the README for the check order).
-    #[wasm_bindgen(js_name = startActivation, unchecked_return_type = "Promise<SubagentActivation>")]
+    /// (Typed in `RUNTIME_TYPES`, with an overload for the built-in local providers.)
+    #[wasm_bindgen(js_name = startActivation, skip_typescript)]
     pub fn start_activation(&self, #[wasm_bindgen(unchecked_param_type = "ActivationSpec")] spec: JsValue) -> Promise {
         let parsed = self.activation_spec(&spec);
         let (spec, link) = match parsed {
@@ -687,7 +723,7 @@ impl JsRuntime {
         #[wasm_bindgen(unchecked_param_type = "Agent")] sender: JsValue,
         #[wasm_bindgen(js_name = targetId, unchecked_param_type = "string")] target_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string | ContentBlock[]")] content: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "CallOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> Promise {
         let parsed = (|| -> Result<_> {
             let sender = self.agent(&sender, "sender")?;
@@ -716,7 +752,7 @@ impl JsRuntime {
         #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] target: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string | ContentBlock[]")] content: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "PromptOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "PromptOptions")] options: Option<JsValue>,
     ) -> Promise {
         let (root, target, content, scheduling, link) = match self.prompt_args(&root, &target, &content, options) {
             Ok(p) => p,
@@ -906,7 +942,7 @@ impl JsRuntime {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Agent")] caller: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "AbortSignal | CallOptions")] signal: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "AbortSignal | CallOptions")] signal: Option<JsValue>,
     ) -> Promise {
         let parsed = (|| -> Result<_> {
             Ok((self.agent(&caller, "caller")?, string_arg(&text, "name")?, link_signal_or_options(signal, "signal")?))
@@ -927,7 +963,7 @@ impl JsRuntime {
     pub fn list_descendants(
         &self,
         #[wasm_bindgen(js_name = rootSessionId, unchecked_param_type = "string")] root_session_id: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "AbortSignal | CallOptions")] signal: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "AbortSignal | CallOptions")] signal: Option<JsValue>,
     ) -> Promise {
         let parsed = (|| -> Result<_> {
             Ok((id_arg(&root_session_id, "rootSessionId")?, link_signal_or_options(signal, "signal")?))
@@ -992,7 +1028,8 @@ impl JsRuntime {
     }
 
     /// Subscribes to a lifecycle event, optionally of one tree root; returns the unsubscriber.
-    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    /// (Typed per event in `RUNTIME_TYPES`: `on<K extends RuntimeEventType>`.)
+    #[wasm_bindgen(skip_typescript)]
     pub fn on(
         &self,
         #[wasm_bindgen(js_name = type, unchecked_param_type = "RuntimeEventType")] kind: JsValue,
@@ -1076,8 +1113,25 @@ impl JsRuntime {
 const RUNTIME_TYPES: &'static str = r#"
 import type { Agent } from './index.js';
 
-/** A content block: `{ type: 'text', text }` or any other typed block. */
-export type ContentBlock = { type: string; [key: string]: unknown };
+/** Text content: what hosts return, what tools and notices read. */
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+
+/** Image content: base64 `data` of `mimeType` (the host's model must accept image input). */
+export interface ImageBlock {
+  type: 'image';
+  data: string;
+  mimeType: string;
+}
+
+/**
+ * A content block, narrowed on `type`. (The runtime stores and passes on any
+ * object with a string `type` unchanged and reads only `text` blocks; these
+ * are the blocks the seeds name.)
+ */
+export type ContentBlock = TextBlock | ImageBlock;
 
 /** Why a run ended; open to more reasons. */
 export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | (string & {});
@@ -1091,7 +1145,11 @@ export interface SubagentResult {
   diagnostic?: string;
 }
 
-/** A started child. `dispose()` returns the same promise on every call. */
+/**
+ * A started child. `dispose()` returns the same promise on every call. The
+ * child's identity is `childId`, its Session id (a model sees it as
+ * `subagentId`; listings call it `id`).
+ */
 export interface SubagentActivation {
   readonly childId: string;
   /** Full name: `reviewer/checker`, or the Session id below an unnamed creator. */
@@ -1102,6 +1160,12 @@ export interface SubagentActivation {
   /** The child's live handle (local children). */
   readonly agent?: Agent;
   dispose(): Promise<void>;
+}
+
+/** The activation of a local child (the built-in `spawn` and `fork`, or a provider with `prepareContinuable`). */
+export interface LocalActivation extends SubagentActivation {
+  readonly messageId: string;
+  readonly agent: Agent;
 }
 
 export interface SubagentCapabilities {
@@ -1177,12 +1241,20 @@ export interface InboxMessage {
   text: string;
 }
 
+/** What a tool call resolves to; refusals are `isError` results, never exceptions. */
+export interface ToolResult {
+  /** Model-ready text (JSON for structured results). */
+  content: string;
+  isError: boolean;
+  structured?: JsonValue;
+}
+
 /** A tool as handed to a model. */
 export interface Tool {
   readonly name: string;
   readonly description: string;
   readonly inputSchema: JsonValue;
-  call(input: unknown, options?: { signal?: AbortSignal }): Promise<{ content: string; isError: boolean; structured?: JsonValue }>;
+  call(input: unknown, options?: { signal?: AbortSignal }): Promise<ToolResult>;
 }
 
 /** One turn of a local member, as the host sees it. */
@@ -1315,14 +1387,32 @@ export interface SubagentMemberNames {
 /** A listing row with live activity (`running` says nothing about task completion). */
 export type LiveRow = Row & { activity: 'running' | 'inactive' };
 
-export type RuntimeEventType =
-  | 'subagent/start'
-  | 'subagent/end'
-  | 'subagent/catalog'
-  | 'subagent/message'
-  | 'subagent/turn'
-  | 'subagent/provider-added'
-  | 'subagent/provider-removed';
+/** `subagent/start`: a child's run began (a first start or a cold resume). */
+export interface SubagentStartEvent {
+  provider: string;
+  /** The child's Session id (its `childId`). */
+  id: string;
+  parentSessionId: string;
+  rootSessionId: string;
+  /** The child's full name. */
+  name: string;
+  label: string;
+  mode: CatalogMode;
+}
+
+/** `subagent/end`: a child's run settled and left residency. */
+export interface SubagentEndEvent extends SubagentStartEvent {
+  stopReason: SubagentStopReason;
+  /** Teardown failed: the captured result is kept and `dispose()` rejects. */
+  error?: string;
+}
+
+/** `subagent/catalog`: a child entry was committed to its parent's log. */
+export interface SubagentCatalogEvent {
+  rootSessionId: string;
+  parentSessionId: string;
+  entry: CatalogEntry;
+}
 
 /** `subagent/message`: a message was accepted (durable) into a member's inbox. */
 export interface SubagentMessageEvent {
@@ -1341,5 +1431,40 @@ export interface SubagentTurnEvent {
   name: string;
   phase: 'start' | 'end';
   stopReason?: SubagentStopReason;
+}
+
+/** What each `on(type)` listener receives; the provider events carry the provider's name. */
+export interface RuntimeEventMap {
+  'subagent/start': SubagentStartEvent;
+  'subagent/end': SubagentEndEvent;
+  'subagent/catalog': SubagentCatalogEvent;
+  'subagent/message': SubagentMessageEvent;
+  'subagent/turn': SubagentTurnEvent;
+  'subagent/provider-added': string;
+  'subagent/provider-removed': string;
+}
+
+export type RuntimeEventType = keyof RuntimeEventMap;
+
+export interface OnOptions {
+  /** Only events of this root's tree (its Session id). */
+  root?: string;
+}
+
+// Methods declared here rather than generated (they need overloads or a type
+// parameter); this interface merges into the generated `SubagentRuntime` class.
+export interface SubagentRuntime {
+  /**
+   * Starts a child (see the README for the check order). With a built-in
+   * local provider (`spawn`, `fork`) the activation carries the child's
+   * `agent` handle and initial `messageId`.
+   */
+  startActivation(spec: ActivationSpec & { provider: 'spawn' | 'fork' }): Promise<LocalActivation>;
+  startActivation(spec: ActivationSpec): Promise<SubagentActivation>;
+  /**
+   * Subscribes to one lifecycle event type, optionally of one tree root; the
+   * listener's argument is typed by `type`. Returns the unsubscriber.
+   */
+  on<K extends RuntimeEventType>(type: K, listener: (event: RuntimeEventMap[K]) => void, options?: OnOptions): () => void;
 }
 "#;

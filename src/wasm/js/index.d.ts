@@ -1,10 +1,31 @@
 // subagent-tree: types of every entry (node, workerd, browser/default).
+// `subagent_tree.d.ts` is wasm-bindgen's output with the loader's internals
+// (the raw wasm exports, the synchronous loader, the classes' manual memory
+// release) removed by scripts/public-types.mjs, so these types need neither
+// the DOM lib nor `esnext.disposable`.
+/**
+ * Names, catalogs, listing and the live subagent runtime. Every entry (Node, workerd, browsers and bundlers) has these types.
+ *
+ * @module subagent-tree
+ */
 export * from './subagent_tree.js';
-/** Idempotent: every entry instantiates the module on import. Resolves to nothing (no raw wasm exports). */
-export declare function init(options?: unknown): Promise<void>;
-/** Idempotent. Returns nothing. */
-export declare function initSync(options?: unknown): void;
 import type { SubagentErrorCode } from './subagent_tree.js';
+
+/** A `Response`, where the environment's types have one (DOM, `@types/node`). */
+export type ResponseLike = typeof globalThis extends { Response: { prototype: infer R } } ? R : never;
+/** A `WebAssembly.Module`, where the environment's types have one (DOM, workers). */
+export type WasmModuleLike = typeof globalThis extends { WebAssembly: { Module: { prototype: infer M } } } ? M : never;
+
+/** Where `init` may load the module from: a URL, its bytes, a fetch `Response` or a compiled module. */
+export type InitInput = string | URL | ArrayBuffer | ArrayBufferView | ResponseLike | WasmModuleLike;
+
+/**
+ * Instantiates the WebAssembly module. Every entry already does this on
+ * import (Node and workerd synchronously, browsers with a top-level await),
+ * so calling it is never required; it is idempotent, and lets a browser app
+ * load the `.wasm` from somewhere else.
+ */
+export declare function init(input?: { module_or_path: InitInput | Promise<InitInput> }): Promise<void>;
 
 /**
  * Every failure the library reports. `code` is stable; `message` is one
@@ -26,6 +47,7 @@ export declare class SubagentError extends Error {
  */
 export declare class Agent {
   private constructor();
+  /** The member's identity (also its `childId`, a model's `subagentId`). */
   readonly sessionId: string;
   /** Full name: `lead`, a path such as `reviewer/checker`, or the Session id. */
   readonly name: string;

@@ -41,7 +41,7 @@ export function installDispatcher(fn) {
 }
 
 function dispatch(op, ...args) {
-  if (dispatcher === null) throw new ErrorCtor('subagent-tree: the runtime bridge is not initialised');
+  if (dispatcher === null) throw new ErrorCtor("subagent-tree: the runtime bridge is not initialised; import from 'subagent-tree' (its entries initialise the module) and create a SubagentRuntime before using its handles");
   return dispatcher(op, args);
 }
 
@@ -52,7 +52,7 @@ function keyOf(value) {
 /** A live member handle: holding the exact handle is the only authority the runtime accepts. */
 export class Agent {
   constructor() {
-    throw new TypeError('Agent handles come from a SubagentRuntime and cannot be constructed');
+    throw new TypeError('Agent handles cannot be constructed: take them from a SubagentRuntime (openRoot(), startActivation(...).agent, turn.agent or runtime.agent(sessionId))');
   }
 
   /** Whether the member is still resident and live (a disposed handle is dead). */

@@ -1,4 +1,9 @@
 // subagent-tree/durable-object-store: a durable session store over Durable Object storage.
+/**
+ * A durable session store over Durable Object storage.
+ *
+ * @module subagent-tree/durable-object-store
+ */
 import type { ReadManyOptions, ReadOptions, SessionEvent } from '../index.js';
 
 /** The subset of Durable Object storage (`state.storage`) the store uses. */

@@ -1,4 +1,9 @@
 // subagent-tree/openai-host: a model-loop agent host for OpenAI-compatible chat-completions endpoints.
+/**
+ * A model-loop agent host for OpenAI-compatible chat-completions endpoints.
+ *
+ * @module subagent-tree/openai-host
+ */
 import type { AgentHost, AgentTurn, AgentTurnOutcome, SessionStore } from '../index.js';
 
 export interface OpenAIHostOptions {

@@ -1,4 +1,9 @@
 // subagent-tree/file-store: a durable session store for Node hosts.
+/**
+ * A durable session store for Node hosts.
+ *
+ * @module subagent-tree/file-store
+ */
 import type { ReadManyOptions, ReadOptions, SessionEvent } from '../index.js';
 
 /** A torn tail found when a log was opened: bytes after the last good record, ignored. */

@@ -1,4 +1,9 @@
 // subagent-tree/indexeddb: a durable browser session store, and TreeLock.
+/**
+ * A durable browser session store (IndexedDB), and `TreeLock`.
+ *
+ * @module subagent-tree/indexeddb
+ */
 import type { ReadManyOptions, ReadOptions, SessionEvent } from '../index.js';
 
 export { TreeLock, TreeLockOptions, TreeLockRole } from './tree-lock.js';

@@ -79,7 +79,7 @@ export class IndexedDBStore {
 
   /** Opens (creating or upgrading) the database `name`. */
   static async open(name = 'subagent-tree', { durability = 'strict', indexedDB: factory = globalThis.indexedDB } = {}) {
-    if (!factory) throw storeError('PERSISTENCE_UNAVAILABLE', 'IndexedDB is not available in this context');
+    if (!factory) throw storeError('PERSISTENCE_UNAVAILABLE', 'IndexedDB is not available in this context (a browser page or worker has it); use MemoryStore or another SessionStore here');
     const req = factory.open(name, 1);
     req.onupgradeneeded = () => {
       const db = req.result;
@@ -117,7 +117,7 @@ export class IndexedDBStore {
         ? this.#db.transaction(stores, mode, { durability: this.#durability })
         : this.#db.transaction(stores, mode);
     } catch (e) {
-      throw storeError('PERSISTENCE_UNAVAILABLE', `IndexedDB database ${quote(this.#name)} is closed or unusable`, e);
+      throw storeError('PERSISTENCE_UNAVAILABLE', `IndexedDB database ${quote(this.#name)} is closed or unusable; open it again with IndexedDBStore.open(${quote(this.#name)})`, e);
     }
   }
 

@@ -1,4 +1,9 @@
 // subagent-tree/element: <subagent-tree>, an accessible, live agent-tree view.
+/**
+ * `<subagent-tree>`, an accessible, live agent-tree view.
+ *
+ * @module subagent-tree/element
+ */
 import type { CatalogEntry, CatalogMode, DiagnosticReason, SessionStore } from '../index.js';
 
 /** The part of a live runtime the element uses (a `SubagentRuntime` has it). */

@@ -113,7 +113,7 @@ function depthLimitedStore(store, rootId, limit) {
   };
   const allowed = (id) => (depth.get(id) ?? 0) <= limit;
   const view = {
-    append: () => Promise.reject(new Error('read-only view')),
+    append: () => Promise.reject(new Error('<subagent-tree> reads its store through a read-only view and never appends')),
     async read(id, options) {
       if (!allowed(id)) return [];
       const events = await store.read(id, options);
@@ -328,7 +328,7 @@ export class SubagentTreeElement extends HTMLElement {
     if (this.#runtime && typeof this.#runtime.listDescendants === 'function') {
       return this.#runtime.listDescendants(sessionId, { signal });
     }
-    if (!this.#store) throw new Error('<subagent-tree> needs a runtime or a store');
+    if (!this.#store) throw new Error('<subagent-tree> needs a runtime or a store: set element.runtime (and element.root), or element.store and element.rootId');
     const store = limit === Infinity ? this.#store : depthLimitedStore(this.#store, sessionId, limit);
     return listDescendants(store, sessionId, { signal });
   }

@@ -1,4 +1,9 @@
 // subagent-tree: one tab drives a tree (Web Locks + BroadcastChannel).
+/**
+ * One tab drives a tree (Web Locks + BroadcastChannel).
+ *
+ * @module subagent-tree/tree-lock
+ */
 
 export type TreeLockRole = 'idle' | 'pending' | 'leader' | 'follower' | 'closed';
 

@@ -1,0 +1,70 @@
+// The package bundles without a single warning in esbuild (the bundler inside
+// wrangler, Vite and tsup), for each runtime's export condition. The package
+// sits outside node_modules and is linked in, as `npm install ../pkg` does:
+// esbuild hides warnings about code inside node_modules, and this is how the
+// `Duplicate key "./snippets/.../runtime.js"` warning reached wrangler users.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdirSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { ROOT } from './docs.mjs';
+
+const dir = path.join(ROOT, 'pkg-tests', `.bundle-${process.pid}`);
+
+before(() => {
+  const installed = path.join(ROOT, 'pkg-tests', 'node_modules', 'subagent-tree');
+  assert.ok(existsSync(path.join(installed, 'package.json')), 'run through pkg-tests/run.sh (it installs the packed package)');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
+  cpSync(installed, path.join(dir, 'subagent-tree'), { recursive: true });
+  symlinkSync(path.join(dir, 'subagent-tree'), path.join(dir, 'node_modules', 'subagent-tree'), 'dir');
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const cases = {
+  browser: {
+    code: `import { SubagentRuntime, MemoryStore, listDescendants, init } from 'subagent-tree';
+import 'subagent-tree/element';
+import { IndexedDBStore, TreeLock } from 'subagent-tree/indexeddb';
+console.log(SubagentRuntime, MemoryStore, listDescendants, init, IndexedDBStore, TreeLock);`,
+    options: { platform: 'browser' },
+  },
+  workerd: {
+    code: `import { SubagentRuntime, MemoryStore } from 'subagent-tree';
+import { DurableObjectStore } from 'subagent-tree/durable-object-store';
+import { OpenAIHost } from 'subagent-tree/openai-host';
+export default { fetch: () => new Response(String([SubagentRuntime, MemoryStore, DurableObjectStore, OpenAIHost].length)) };`,
+    // What wrangler does: the workerd condition, the .wasm kept as a module of its own.
+    options: { platform: 'neutral', conditions: ['workerd', 'worker', 'browser'], mainFields: ['module', 'main'], loader: { '.wasm': 'copy' } },
+  },
+  node: {
+    code: `import { SubagentRuntime, errorCodes } from 'subagent-tree';
+import { FileStore } from 'subagent-tree/file-store';
+console.log(SubagentRuntime, errorCodes, FileStore);`,
+    options: { platform: 'node' },
+  },
+};
+
+for (const [name, { code, options }] of Object.entries(cases)) {
+  test(`esbuild bundles the ${name} entry without warnings`, async () => {
+    const entry = path.join(dir, `${name}-app.mjs`);
+    writeFileSync(entry, code);
+    const result = await build({
+      entryPoints: [entry],
+      bundle: true,
+      format: 'esm',
+      target: 'es2022',
+      outdir: path.join(dir, `out-${name}`),
+      metafile: true,
+      logLevel: 'silent',
+      ...options,
+    });
+    assert.deepEqual(result.errors, []);
+    assert.deepEqual(result.warnings.map((w) => `${w.id}: ${w.text} (${w.location?.file}:${w.location?.line})`), []);
+    const inputs = Object.keys(result.metafile.inputs);
+    // The bundle really is of the linked package, outside any node_modules.
+    assert.ok(inputs.some((f) => /(^|\/)subagent-tree\/subagent_tree\.js$/.test(f)), inputs.join('\n'));
+    assert.deepEqual(inputs.filter((f) => f.includes('node_modules')), []);
+  });
+}
