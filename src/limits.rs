@@ -178,7 +178,10 @@ impl Limits {
     /// A `maxDepth` within [`MAX_TREE_DEPTH`].
     pub fn check_depth(what: &str, depth: f64) -> Result<()> {
         if depth > MAX_TREE_DEPTH as f64 {
-            return Err(exceeded(format!("{what} is {depth}; the limit maxDepth is {MAX_TREE_DEPTH}")));
+            return Err(exceeded(format!(
+                "{what} is {}; the limit maxDepth is {MAX_TREE_DEPTH}",
+                crate::json::number_text(depth)
+            )));
         }
         Ok(())
     }

@@ -13,15 +13,12 @@
 use crate::catalog::{self, CatalogEntry, Mode};
 use crate::error::{ErrorCode, Result, SubagentError};
 use crate::event;
-use crate::exec::LocalBoxFuture;
 use crate::name::{self, AgentName, AgentRef};
 use crate::signal::Signal;
 use crate::store::{ReadQuery, ReadResult, Store};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::future::poll_fn;
 use std::rc::Rc;
-use std::task::Poll;
 
 /// Catalog reads in flight at once, within one level, for a store without
 /// `read_many`: enough to sit at the round-trip floor for wide levels, few
@@ -309,35 +306,8 @@ async fn read_level(store: &dyn Store, ids: &[String], signal: &Signal) -> Resul
             Err(_) => Ok(ids.iter().map(|_| Outcome::Failed(DiagnosticReason::Unavailable)).collect()),
         };
     }
-    // Up to MAX_CONCURRENT_READS reads in flight, issued in level order; each
-    // finished read makes room for the next. The level's results keep its order.
-    let mut results: Vec<Option<ReadResult>> = ids.iter().map(|_| None).collect();
-    let mut pending: Vec<(usize, LocalBoxFuture<'_, ReadResult>)> = Vec::new();
-    let mut issued = 0;
-    poll_fn(|cx| loop {
-        while pending.len() < MAX_CONCURRENT_READS && issued < ids.len() {
-            let read: LocalBoxFuture<'_, ReadResult> = Box::pin(signal.guard(store.read(&ids[issued], &query)));
-            pending.push((issued, read));
-            issued += 1;
-        }
-        let before = pending.len();
-        pending.retain_mut(|(i, read)| match read.as_mut().poll(cx) {
-            Poll::Ready(result) => {
-                results[*i] = Some(result);
-                false
-            }
-            Poll::Pending => true,
-        });
-        if signal.is_aborted() || (pending.is_empty() && issued == ids.len()) {
-            return Poll::Ready(());
-        }
-        if pending.len() == before {
-            return Poll::Pending;
-        }
-    })
-    .await;
-    signal.check()?;
-    results.into_iter().map(|r| outcome(r.unwrap_or_else(|| Err(SubagentError::cancelled())), &query)).collect()
+    let results = crate::store::read_each(store, ids, &query, signal).await?;
+    results.into_iter().map(|r| outcome(r, &query)).collect()
 }
 
 /// Lists every descendant reachable from `root`'s catalog, in stable pre-order.

@@ -60,6 +60,46 @@ pub trait Store {
     }
 }
 
+/// One `read` per id with up to [`crate::listing::MAX_CONCURRENT_READS`] in
+/// flight, issued in order; each finished read makes room for the next. The
+/// results keep the ids' order. Rejects only on cancellation.
+pub async fn read_each(
+    store: &dyn Store,
+    ids: &[String],
+    query: &ReadQuery,
+    signal: &Signal,
+) -> Result<Vec<ReadResult>> {
+    use std::future::poll_fn;
+    use std::task::Poll;
+    let mut results: Vec<Option<ReadResult>> = ids.iter().map(|_| None).collect();
+    let mut pending: Vec<(usize, LocalBoxFuture<'_, ReadResult>)> = Vec::new();
+    let mut issued = 0;
+    poll_fn(|cx| loop {
+        while pending.len() < crate::listing::MAX_CONCURRENT_READS && issued < ids.len() {
+            let read: LocalBoxFuture<'_, ReadResult> = Box::pin(signal.guard(store.read(&ids[issued], query)));
+            pending.push((issued, read));
+            issued += 1;
+        }
+        let before = pending.len();
+        pending.retain_mut(|(i, read)| match read.as_mut().poll(cx) {
+            Poll::Ready(result) => {
+                results[*i] = Some(result);
+                false
+            }
+            Poll::Pending => true,
+        });
+        if signal.is_aborted() || (pending.is_empty() && issued == ids.len()) {
+            return Poll::Ready(());
+        }
+        if pending.len() == before {
+            return Poll::Pending;
+        }
+    })
+    .await;
+    signal.check()?;
+    Ok(results.into_iter().map(|r| r.unwrap_or_else(|| Err(crate::SubagentError::cancelled()))).collect())
+}
+
 /// Call counts, for tests and benchmarks that count round trips.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StoreStats {

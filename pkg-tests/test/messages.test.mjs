@@ -27,17 +27,18 @@ test('a dead child handle: the parent refusal names the member and says how to g
   await checker.result; // settled: it left residency, its handle is dead
   assert.equal(checker.agent.live, false);
   const e = await refusal(rt.startActivation({ provider: 'spawn', parent: checker.agent, label: 'x', prompt: 'p' }));
-  assert.equal(e.code, 'PARENT_UNAVAILABLE');
+  assert.equal(e.code, 'UNAUTHORIZED');
   assert.equal(
     e.message,
     `the parent handle of agent "reviewer/checker" (Session ${JSON.stringify(checker.childId)}) is dead: that member is no longer live ` +
-      '(it settled, was disposed, or its root was closed or drained); a message to it resumes it under a new handle: ' +
-      'use that one (turn.agent, or runtime.agent(sessionId) while it is resident)',
+      '(it settled, was disposed, or its root was closed or drained); take a live one with ' +
+      'runtime.reopen(root, "reviewer/checker") (held until release()), or use turn.agent in its next turn',
   );
-  // The advice works: a message resumes the member, and runtime.agent gives its new, live handle.
-  await rt.sendMessage(lead, checker.childId, 'again');
-  const resumed = rt.agent(checker.childId);
-  if (resumed) assert.equal(resumed.live, true);
+  // The advice works: reopen gives a new, live handle.
+  const held = await rt.reopen(lead, 'reviewer/checker');
+  assert.equal(held.agent.live, true);
+  assert.equal(rt.namesOf(held.agent).self, 'reviewer/checker');
+  held.release();
   await rt.closeRoot(lead);
 });
 
@@ -57,7 +58,7 @@ test('a Session id or a copy is no handle: the refusal says which handle to pass
   const rt = runtime();
   const lead = await rt.openRoot({ sessionId: 'root-3' });
   const e = await refusal(rt.startActivation({ provider: 'spawn', parent: 'root-3', label: 'x', prompt: 'p' }));
-  assert.equal(e.code, 'PARENT_UNAVAILABLE');
+  assert.equal(e.code, 'UNAUTHORIZED');
   assert.match(e.message, /^the parent must be an Agent handle from a SubagentRuntime, not "root-3"; pass the handle that openRoot\(\), startActivation\(\.\.\.\)\.agent or turn\.agent gave you/);
   assert.throws(() => rt.namesOf({ ...lead }), (err) => err.code === 'UNAUTHORIZED' && /a copy of its fields is no handle/.test(err.message));
   assert.throws(() => new Agent(), (err) => err instanceof TypeError && /take them from a SubagentRuntime/.test(err.message));
@@ -81,13 +82,11 @@ test('a historical (unnamed) member is named by its Session id alone', async () 
   const host = { runTurn: (turn) => ({ messages: [`${turn.name} done`] }) };
   const rt = new SubagentRuntime({ store, host });
   const lead = await rt.openRoot({ sessionId: 'root-4' });
-  let handle;
-  rt.on('subagent/start', (e) => {
-    if (e.id === 'hist-1') handle = rt.agent('hist-1');
-  });
-  await rt.sendMessage(lead, 'hist-1', 'resume'); // a cold resume of the historical child
-  await rt.waitForTreeWork(lead);
-  assert.equal(handle?.name, 'hist-1');
+  const held = await rt.reopen(lead, 'hist-1'); // a cold resume of the historical child
+  const handle = held.agent;
+  assert.equal(handle.name, 'hist-1');
+  held.release();
+  await rt.waitForQuiescence(lead);
   const e = await refusal(rt.sendMessage(handle, 'root-4', 'x'));
   assert.ok(e.message.startsWith('the sender handle of Session "hist-1" is dead'), e.message);
 });

@@ -44,9 +44,15 @@ extern "C" {
 
 #[wasm_bindgen(module = "/src/wasm/js/error.js")]
 extern "C" {
-    /// Whether a JS string is well-formed UTF-16 (no lone surrogate). Never throws.
-    #[wasm_bindgen(js_name = isWellFormed)]
-    fn is_well_formed(value: &JsString) -> bool;
+    /// Whether a JS string is well-formed UTF-16 (no lone surrogate). Never
+    /// throws; `catch` gives it a shim, so `settle` stays this snippet's one
+    /// direct import (a second makes bundlers warn "Duplicate key").
+    #[wasm_bindgen(js_name = isWellFormed, catch)]
+    fn is_well_formed_js(value: &JsString) -> Result<bool, JsValue>;
+}
+
+fn is_well_formed(value: &JsString) -> bool {
+    is_well_formed_js(value).unwrap_or(false)
 }
 
 /// Why JS data was refused: a code and the rest of a sentence that starts

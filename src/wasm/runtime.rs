@@ -131,7 +131,7 @@ pub fn agent_to_js(runtime: u32, agent: &Agent) -> JsValue {
 
 /// The live agent behind a JS handle; `code` says what a bad handle is.
 fn agent_from_js(rt: &Runtime, rt_id: u32, value: &JsValue, role: &str, code: ErrorCode) -> Result<Agent> {
-    let key = agent_key(value).unwrap_or(JsValue::UNDEFINED);
+    let key = agent_key(value);
     let refuse = |why: String| SubagentError::new(code, format!("the {role} {why}"));
     if key.is_undefined() {
         return Err(refuse(format!(
@@ -160,9 +160,10 @@ fn agent_from_js(rt: &Runtime, rt_id: u32, value: &JsValue, role: &str, code: Er
                     crate::name::quote_truncated(&id, 80)
                 )
             } else {
-                "a message to it resumes it under a new handle: use that one (turn.agent, or \
-                 runtime.agent(sessionId) while it is resident)"
-                    .to_owned()
+                format!(
+                    "take a live one with runtime.reopen(root, {}) (held until release()), or use turn.agent in its next turn",
+                    crate::name::quote_truncated(&name, 80)
+                )
             };
             Err(refuse(format!(
                 "handle of {who} is dead: that member is no longer live (it settled, was disposed, or its root \
@@ -773,7 +774,7 @@ impl JsRuntime {
         #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] target: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string | ContentBlock[]")] content: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "PromptOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "PromptOptions")] options: Option<JsValue>,
     ) -> Promise {
         let (root, target, content, scheduling, link) = match self.prompt_args(&root, &target, &content, options) {
             Ok(p) => p,
@@ -826,7 +827,7 @@ impl JsRuntime {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] target: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "AbortSignal | CallOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "AbortSignal | CallOptions")] options: Option<JsValue>,
     ) -> Promise {
         let parsed = (|| -> Result<_> {
             Ok((self.agent(&root, "root")?, id_arg(&target, "target")?, link_signal_or_options(options, "options")?))
@@ -853,7 +854,7 @@ impl JsRuntime {
     pub fn wait_for_quiescence(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "AbortSignal | CallOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "AbortSignal | CallOptions")] options: Option<JsValue>,
     ) -> Promise {
         let parsed =
             (|| -> Result<_> { Ok((self.agent(&root, "root")?, link_signal_or_options(options, "options")?)) })();
@@ -1433,14 +1434,14 @@ export interface SubagentTurnEvent {
   stopReason?: SubagentStopReason;
 }
 
-/** What each `on(type)` listener receives; the provider events carry the provider's name. */
+/** What each `on(type)` listener receives: `provider-added` the registered provider, `provider-removed` its name. */
 export interface RuntimeEventMap {
   'subagent/start': SubagentStartEvent;
   'subagent/end': SubagentEndEvent;
   'subagent/catalog': SubagentCatalogEvent;
   'subagent/message': SubagentMessageEvent;
   'subagent/turn': SubagentTurnEvent;
-  'subagent/provider-added': string;
+  'subagent/provider-added': SubagentProvider;
   'subagent/provider-removed': string;
 }
 

@@ -52,7 +52,7 @@ function keyOf(value) {
 /** A live member handle: holding the exact handle is the only authority the runtime accepts. */
 export class Agent {
   constructor() {
-    throw new TypeError('Agent handles cannot be constructed: take them from a SubagentRuntime (openRoot(), startActivation(...).agent, turn.agent or runtime.agent(sessionId))');
+    throw new TypeError('Agent handles cannot be constructed: take them from a SubagentRuntime (openRoot(), startActivation(...).agent, turn.agent or runtime.reopen(root, name))');
   }
 
   /** Whether the member is still resident and live (a disposed handle is dead). */
