@@ -37,18 +37,21 @@ wasm-bindgen --target web --out-dir "$OUT" --out-name "${CRATE}_lite" "$WASM_IN"
 # The glue's own init functions return the raw wasm exports (memory,
 # allocator, every export): whoever imports the glue file by path would get
 # them. Its exports are replaced by wrappers that return nothing.
-glue="$OUT/$CRATE.js"
-grep -q '^export { initSync, __wbg_init as default };$' "$glue" \
-  || { echo "build-pkg: the glue's export line changed; update the init wrappers" >&2; exit 1; }
-sed -i 's/^export { initSync, __wbg_init as default };$/function initSyncQuiet(module) { initSync(module); }\
+for glue in "$OUT/$CRATE.js" "$OUT/${CRATE}_lite.js"; do
+  grep -q '^export { initSync, __wbg_init as default };$' "$glue" \
+    || { echo "build-pkg: the glue's export line changed in $glue; update the init wrappers" >&2; exit 1; }
+  sed -i 's/^export { initSync, __wbg_init as default };$/function initSyncQuiet(module) { initSync(module); }\
 async function initQuiet(module_or_path) { await __wbg_init(module_or_path); }\
 export { initSyncQuiet as initSync, initQuiet as default };/' "$glue"
+done
 
 # wasm-bindgen writes one `import * as importN` and one import-object key per
 # shim-free ("direct") import of a snippet module, so two direct imports of
 # one snippet give bundlers a `Duplicate key "./snippets/..."` warning. Keep at
 # most one per snippet (give the others `catch`, as src/wasm/runtime.rs does).
-dups=$(sed -n 's/^ *"\(\.\/snippets\/[^"]*\)": import[0-9]*,$/\1/p' "$OUT/$CRATE.js" | sort | uniq -d)
+dups=$(for glue in "$OUT/$CRATE.js" "$OUT/${CRATE}_lite.js"; do
+  sed -n 's/^ *"\(\.\/snippets\/[^"]*\)": import[0-9]*,$/\1/p' "$glue" | sort | uniq -d
+done)
 if [ -n "$dups" ]; then
   echo "build-pkg: more than one direct wasm import of: $dups" >&2
   echo "build-pkg: bundlers would warn 'Duplicate key'; add \`catch\` to all but one of that module's imports" >&2
@@ -56,8 +59,10 @@ if [ -n "$dups" ]; then
 fi
 
 # Public types: no loader internals, no DOM or esnext.disposable lib needed.
-node scripts/public-types.mjs "$OUT/$CRATE.d.ts"
-rm -f "$OUT/${CRATE}_bg.wasm.d.ts"   # the wasm's raw exports: internals only
+for name in "$CRATE" "${CRATE}_lite"; do
+  node scripts/public-types.mjs "$OUT/$name.d.ts"
+  rm -f "$OUT/${name}_bg.wasm.d.ts"   # the wasm's raw exports: internals only
+done
 
 # wasm-opt: Debian's binaryen 108 corrupts wasm-bindgen's externref table
 # export (rustc emits reference types by default; the module then fails to

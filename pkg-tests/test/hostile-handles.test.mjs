@@ -156,6 +156,15 @@ test('init() and initSync() return nothing raw, from the entry and from the glue
   for (const name of Object.keys(pkg)) {
     assert.ok(!name.startsWith('__wbindgen') && name !== 'memory', `the package exports ${name}`);
   }
+  // The lite entry and its glue, likewise.
+  const lite = await import('subagent-tree/lite');
+  assert.equal(await lite.init(), undefined);
+  assert.equal(lite.initSync(), undefined);
+  const liteGlue = await import(GLUE.replace(/subagent_tree\.js$/, 'subagent_tree_lite.js'));
+  assert.equal(await liteGlue.default(), undefined);
+  for (const name of Object.keys(lite)) {
+    assert.ok(!name.startsWith('__wbindgen') && name !== 'memory', `the lite entry exports ${name}`);
+  }
   const { runtime } = setup();
   await works(runtime, await runtime.openRoot({}));
 });

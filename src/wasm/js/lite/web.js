@@ -2,11 +2,16 @@
 // (names, catalog, listing, resolveName, MemoryStore, errors; no runtime),
 // fetched and instantiated with a top-level await. `<subagent-tree>` loads
 // this entry when it renders from a store.
-import init, { errorCodeList } from './subagent_tree_lite.js';
+import glueInit, { errorCodeList } from './subagent_tree_lite.js';
 
-await init({ module_or_path: new URL('./subagent_tree_lite_bg.wasm', import.meta.url) });
+await glueInit({ module_or_path: new URL('./subagent_tree_lite_bg.wasm', import.meta.url) });
 
 export * from './subagent_tree_lite.js';
-export { init };
+// `init`/`initSync` shadow the glue's own: they return nothing, so the raw
+// wasm exports (memory, allocator) never reach page code.
+/** Idempotent (the module is instantiated on import). Resolves to nothing. */
+export async function init() {}
+/** Idempotent. Returns nothing. */
+export function initSync() {}
 export { SubagentError } from '__SNIPPET__';
 export const errorCodes = Object.freeze(errorCodeList());
