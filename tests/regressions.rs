@@ -29,6 +29,9 @@ struct GatedStore {
     reads: RefCell<HashMap<String, Deferred<()>>>,
     /// Full reads of these sessions fail (after their gate).
     failing: RefCell<Vec<String>>,
+    /// The next append of this event type to this session commits, then
+    /// reports a failure (a timeout after the commit).
+    lose_ack: RefCell<Vec<(String, String)>>,
 }
 
 impl GatedStore {
@@ -51,11 +54,20 @@ impl Store for GatedStore {
             .iter()
             .filter_map(|e| self.appends.borrow().get(&(session.to_owned(), e.kind.clone())).cloned())
             .collect();
+        let lost = {
+            let mut lose = self.lose_ack.borrow_mut();
+            let at = lose.iter().position(|(s, k)| s == session && events.iter().any(|e| e.kind == *k));
+            at.map(|i| lose.remove(i)).is_some()
+        };
         Box::pin(async move {
             for gate in gates {
                 gate.wait().await;
             }
-            self.inner.append_now(session, events)
+            self.inner.append_now(session, events)?;
+            if lost {
+                return Err(subagent_tree::err!(PersistenceUnavailable, "the store timed out after the commit"));
+            }
+            Ok(())
         })
     }
 
@@ -409,4 +421,106 @@ fn a_dropped_lock_waiter_never_keeps_the_lock() {
     drop(d); // ... which is dropped before it takes it
     let mut e = Box::pin(lock.lock());
     assert!(poll(&mut e).is_ready(), "the lock was passed on");
+}
+
+fn catalog_names(store: &GatedStore, session: &str) -> Vec<String> {
+    let log = store.inner.read_now(session, &ReadQuery::default()).unwrap_or_default();
+    subagent_tree::catalog::project_log(&log)
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| e.name.map(|n| n.as_str().to_owned()))
+        .collect()
+}
+
+fn try_start(w: &World, parent: &Agent, name: &str) -> Result<subagent_tree::Activation> {
+    let (rt, spec) = (w.rt.clone(), ActivationSpec::new("spawn", parent, "task", "do it").named(name));
+    w.run(async move { rt.start_activation(spec).await })
+}
+
+/// Found by the simulation (a store that commits, then reports a timeout): the
+/// runtime took the write as failed and its next append to that log conflicted
+/// forever. A failed append is now read back: its events there mean success.
+#[test]
+fn an_append_that_committed_but_reported_failure_counts_as_written() {
+    let w = world(Rc::default());
+    let root = w.root();
+    w.store.lose_ack.borrow_mut().push(("root".into(), event::CATALOG.into()));
+    let a = try_start(&w, &root, "a").expect("the catalog fact landed, so the start succeeded");
+    assert_eq!(a.name, "a");
+    assert_eq!(catalog_names(&w.store, "root"), ["a"]);
+    w.exec.run_idle();
+    // The log goes on at the right seq: the next spawn writes without a conflict.
+    try_start(&w, &root, "b").unwrap();
+    assert_eq!(catalog_names(&w.store, "root"), ["a", "b"]);
+    assert_eq!(try_start(&w, &root, "a").unwrap_err().code, ErrorCode::DuplicateName);
+}
+
+/// Found by the simulation: when neither the write nor the read-back answers,
+/// the outcome is unknown, the start fails, and its name was released; a
+/// later spawn of the same name wrote a second catalog entry with it. The
+/// next append to that log now first takes in what landed, and the name check
+/// runs again right before the catalog write.
+#[test]
+fn a_catalog_write_of_unknown_outcome_keeps_its_name() {
+    let w = world(Rc::default());
+    let root = w.root();
+    w.store.lose_ack.borrow_mut().push(("root".into(), event::CATALOG.into()));
+    w.store.failing.borrow_mut().push("root".into());
+    let err = try_start(&w, &root, "a").unwrap_err();
+    assert_eq!(err.code, ErrorCode::PersistenceUnavailable);
+    w.store.failing.borrow_mut().clear();
+    assert_eq!(try_start(&w, &root, "a").unwrap_err().code, ErrorCode::DuplicateName);
+    assert_eq!(catalog_names(&w.store, "root"), ["a"], "one entry per name");
+    try_start(&w, &root, "b").unwrap();
+    assert_eq!(catalog_names(&w.store, "root"), ["a", "b"]);
+    let log = w.store.inner.read_now("root", &ReadQuery::default()).unwrap();
+    assert!(log.iter().enumerate().all(|(i, e)| e.seq == i as u64), "the log stays contiguous");
+}
+
+/// Found by the simulation: `close_root` returned while the root's own turn
+/// still ran, so the closed residency wrote its `turn/end` after a reopened
+/// root had written to the same log (an append conflict, then input consumed
+/// twice). Closing now stops the root's turn and waits for its end.
+#[test]
+fn closing_a_root_stops_its_turn_before_the_log_changes_hands() {
+    let w = world(Rc::new(RefCell::new(vec!["lead".to_owned()])));
+    let root = w.root();
+    let (rt, r) = (w.rt.clone(), root.clone());
+    w.run(
+        async move { rt.prompt(&r, "lead", Value::from("think"), Scheduling::Queue, &Signal::never()).await.unwrap() },
+    );
+    w.exec.run_idle();
+    assert!(w.rt.is_running("root"), "the root's turn is running");
+    let (rt, r) = (w.rt.clone(), root.clone());
+    w.run(async move { rt.close_root(&r).await.unwrap() });
+    assert!(!w.rt.is_resident("root"));
+    let log = w.store.inner.read_now("root", &ReadQuery::types(&[event::TURN_END], &Signal::never())).unwrap();
+    assert_eq!(log.len(), 1, "the stopped turn's end is on record before close_root resolves");
+    assert_eq!(log[0].payload.get("stopReason").and_then(Value::as_str), Some("aborted"));
+    let len = w.store.inner.len("root");
+    w.exec.run_idle();
+    assert_eq!(w.store.inner.len("root"), len, "nothing of the closed residency writes afterwards");
+    let reopened = w.root();
+    assert!(w.rt.names_of(&reopened).is_ok());
+}
+
+/// Found by the simulation: disposing a member with a child of its own left
+/// the child live under a creator that was gone, so the child's report reached
+/// nobody. Disposal is child-first: the child ends before its creator.
+#[test]
+fn disposing_a_member_ends_its_own_children_first() {
+    let w = world(Rc::new(RefCell::new(vec!["a".to_owned(), "a/b".to_owned()])));
+    let root = w.root();
+    let a = w.start(&root, "a");
+    w.exec.run_idle();
+    let a_agent = a.agent().expect("a is live");
+    let b = w.start(&a_agent, "b");
+    w.exec.run_idle();
+    assert!(w.rt.is_running(&b.child_id));
+    let dispose = a.dispose();
+    w.run(async move { dispose.await.unwrap() });
+    assert!(!w.rt.is_resident(&b.child_id), "the child left before its creator's dispose resolved");
+    let ends: Vec<String> =
+        w.lifecycle().into_iter().filter(|(kind, _)| *kind == "end").map(|(_, name)| name).collect();
+    assert_eq!(ends, ["a/b", "a"]);
 }

@@ -253,7 +253,11 @@ impl Runtime {
             signal.check()?;
             let resident = self.0.state.borrow().members.get(target_id).cloned();
             let Some(target) = resident else {
-                return self.resume(root_id, target_id, signal).await;
+                // It may have closed while its lost turn was recorded: then look again.
+                if let Some(member) = self.resume_again(root_id, target_id, signal).await? {
+                    return Ok(member);
+                }
+                continue;
             };
             if target.root_id != root_id {
                 return Err(outside_tree(target_id));
@@ -280,8 +284,29 @@ impl Runtime {
                     }
                 }
                 // Left residency after this lookup began: resume it afresh.
-                Phase::Gone => return self.resume(root_id, target_id, signal).await,
+                Phase::Gone => {
+                    let stuck = self.0.state.borrow().members.get(target_id).is_some_and(|m| Rc::ptr_eq(m, &target));
+                    if stuck {
+                        // Never expected (leaving removes it first); refused rather than spun on.
+                        return Err(crate::err!(ActivationClosing, "{:?} is leaving residency", target.full_name));
+                    }
+                    if let Some(member) = self.resume_again(root_id, target_id, signal).await? {
+                        return Ok(member);
+                    }
+                }
             }
+        }
+    }
+
+    /// A resume for [`Runtime::target_for`]: the live member, or `None` to
+    /// look again (it closed meanwhile, or its creator was settling: then
+    /// once that creator has left).
+    async fn resume_again(&self, root_id: &str, target_id: &str, signal: &Signal) -> Result<Option<Rc<Member>>> {
+        match self.resume(root_id, target_id, signal).await {
+            Ok(member) if member.phase() == Phase::Live => Ok(Some(member)),
+            Ok(_) => Ok(None),
+            Err(e) if e.code == crate::ErrorCode::ActivationClosing => Ok(None),
+            Err(e) => Err(e),
         }
     }
 
@@ -358,8 +383,16 @@ impl Runtime {
     /// The runtime's account of a settled child, delivered to its creator.
     pub(crate) async fn notify(&self, parent: &Rc<Member>, source: MessageSource, content: Value) {
         // A notice is runtime text, not a request: it queues for the creator's next turn.
+        // A store that fails now and then does not lose it: a write is tried again
+        // (acceptance reads back a write it was told failed, so a retry never doubles it).
         let signal = Signal::never();
-        let _ = self.accept(parent, source, content, Scheduling::Queue, &signal, None).await;
+        for _ in 0..NOTICE_ATTEMPTS {
+            match self.accept(parent, source.clone(), content.clone(), Scheduling::Queue, &signal, None).await {
+                Err(e) if e.code == crate::ErrorCode::PersistenceUnavailable => continue,
+                // Input closed (a captured result) or closing: nobody to tell.
+                _ => return,
+            }
+        }
     }
 
     /// Cold resume: rebuilds a member from its log under its tree root.
@@ -369,6 +402,15 @@ impl Runtime {
         let Some(index) = rows.iter().position(|r| r.id() == target_id) else {
             return Err(outside_tree(target_id));
         };
+        // A child outlives no creator that is settling: it is resumed once that one has left.
+        if let Some(closed) = self.creator_closing(rows[index].parent_id()) {
+            signal
+                .guard(async {
+                    closed.wait().await;
+                    Ok(())
+                })
+                .await?;
+        }
         let member = self.resume_row(root_id, &rows, index, signal).await?;
         // With nothing pending (or only parked input), the caller's message is what wakes it.
         let runnable = {
@@ -478,11 +520,19 @@ impl Runtime {
         // A drain waiting for this resume's reserved slot must look again.
         self.tree_changed(root_id);
         let (member, lost) = resumed?;
+        // Started before anything awaits: a drain may close it during the record below.
+        self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::Continuable)));
         if let Some(lost) = lost {
             self.record_lost_turn(&member, lost).await;
         }
-        self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::Continuable)));
         Ok(member)
+    }
+
+    /// The `closed` of a resident creator that is settling now.
+    fn creator_closing(&self, parent_id: &str) -> Option<Deferred<()>> {
+        let st = self.0.state.borrow();
+        let parent = st.members.get(parent_id).filter(|p| p.phase() == Phase::Closing)?;
+        parent.settlement.as_ref().map(|s| s.closed.clone())
     }
 
     fn check_tree_open(&self, root_id: &str) -> Result<()> {
@@ -501,6 +551,10 @@ impl Runtime {
         row: &crate::listing::ChildRow,
         log: super::LoadedLog,
     ) -> Result<(Rc<Member>, Option<Vec<String>>)> {
+        if self.creator_closing(&row.parent_id).is_some() {
+            // It would outlive a creator that is settling now: resumed once that one has left.
+            return Err(crate::err!(ActivationClosing, "the creator of {:?} is settling", row.id));
+        }
         // Creation ancestry and the creator's name, from the listing rows above this one.
         let mut ancestors = Vec::new();
         let mut parent = row.parent_id.clone();
@@ -549,6 +603,7 @@ impl Runtime {
             settlement: Some(Settlement::new(delivery)),
             next_seq: Cell::new(log.len),
             append_lock: Default::default(),
+            log_unsure: Cell::new(false),
             child_names: RefCell::new(log.child_names),
             parent_link: RefCell::default(),
             // A later cold resume does not inherit the output schema.
@@ -571,7 +626,12 @@ impl Runtime {
         // cannot settle before them, and their notices reach it (child-first).
         for child in st.members.values() {
             let orphan = child.parent_id.as_deref() == Some(row.id.as_str())
-                && child.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade).is_none()
+                && child
+                    .parent_link
+                    .borrow()
+                    .as_ref()
+                    .and_then(std::rc::Weak::upgrade)
+                    .is_none_or(|p| p.phase() == Phase::Gone)
                 && child.phase() != Phase::Gone;
             if orphan {
                 child.parent_link.replace(Some(Rc::downgrade(&member)));
@@ -629,6 +689,9 @@ pub(crate) fn message_payload(m: &InboxMessage) -> Value {
         ("delivery", Some(Value::from(if m.scheduling == Scheduling::Steer { "steer" } else { "queue" }))),
     ])
 }
+
+/// Writes of one settlement notice before it is given up (each one a store call).
+const NOTICE_ATTEMPTS: usize = 8;
 
 /// Decodes a stored message; `None` for a malformed one (skipped, never a crash).
 pub(crate) fn decode_message(payload: &Value) -> Option<InboxMessage> {

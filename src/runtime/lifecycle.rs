@@ -178,14 +178,17 @@ impl Runtime {
             }
         }
         let (runtime, member) = (self.clone(), member.clone());
-        self.spawn(Box::pin(async move { runtime.teardown(member, settlement).await }));
+        self.spawn(Box::pin(async move { runtime.teardown(member, settlement, abort).await }));
     }
 
-    async fn teardown(self, member: Rc<Member>, settlement: Rc<super::member::Settlement>) {
+    async fn teardown(self, member: Rc<Member>, settlement: Rc<super::member::Settlement>, abort: bool) {
         let turn_done = member.state.borrow().turn.as_ref().map(|t| t.done.clone());
         if let Some(done) = turn_done {
             done.wait().await;
         }
+        // Child-first: a member disposed with children of its own closes them
+        // (and theirs) before it releases. A natural settlement has none.
+        self.close_owned(&member, abort).await;
         let released = match &member.kind {
             Kind::External { run, result, .. } => {
                 let released = run.dispose().await;
@@ -253,6 +256,47 @@ impl Runtime {
         }
     }
 
+    /// Closes the resident children `member` owns, and waits until each has
+    /// left and no start under it is still in flight.
+    async fn close_owned(&self, member: &Rc<Member>, abort: bool) {
+        loop {
+            let owned: Vec<Rc<Member>> = {
+                let st = self.0.state.borrow();
+                let mine = |c: &&Rc<Member>| {
+                    c.parent_link
+                        .borrow()
+                        .as_ref()
+                        .and_then(std::rc::Weak::upgrade)
+                        .is_some_and(|p| Rc::ptr_eq(&p, member))
+                };
+                let mut owned: Vec<Rc<Member>> = st.members.values().filter(mine).cloned().collect();
+                owned.sort_by(|a, b| a.id.cmp(&b.id)); // the same program tears down the same way
+                owned
+            };
+            if owned.is_empty() {
+                // A start under it that passed its last check still publishes (its
+                // child is then owned, and closed here): wait for those.
+                let starting = self.0.state.borrow().reservations.get(&member.id).is_some_and(|r| !r.is_empty());
+                let changed = self.0.state.borrow().trees.get(&member.root_id).map(|t| t.changed.clone());
+                match (starting, changed) {
+                    (true, Some(changed)) => {
+                        changed.wait().await;
+                        continue;
+                    }
+                    _ => return,
+                }
+            }
+            for child in &owned {
+                self.close(child, abort);
+            }
+            for child in &owned {
+                if let Some(s) = &child.settlement {
+                    s.closed.wait().await;
+                }
+            }
+        }
+    }
+
     /// Removes a member from residency; returns its live creator, whose child count drops.
     fn leave(&self, member: &Rc<Member>) -> Option<Rc<Member>> {
         member.state.borrow_mut().phase = Phase::Gone;
@@ -297,13 +341,21 @@ impl Runtime {
         for root in roots {
             self.require_root(root)?;
         }
+        let ids: Vec<String> = roots.iter().map(|r| r.session_id().to_owned()).collect();
+        self.drain_trees(&ids).await
+    }
+
+    /// [`Runtime::drain_descendants`] once authority is checked (a closing
+    /// root is no longer live, yet its tree drains).
+    pub(crate) async fn drain_trees(&self, roots: &[String]) -> Result<()> {
         for root in roots {
-            if let Some(tree) = self.0.state.borrow_mut().trees.get_mut(root.session_id()) {
+            if let Some(tree) = self.0.state.borrow_mut().trees.get_mut(root.as_str()) {
                 tree.draining = true;
             }
         }
         let mut failures: Vec<SubagentError> = Vec::new();
         for root in roots {
+            let root = root.as_str();
             loop {
                 let mut members: Vec<Rc<Member>> = self
                     .0
@@ -311,15 +363,15 @@ impl Runtime {
                     .borrow()
                     .members
                     .values()
-                    .filter(|m| m.root_id == root.session_id() && !m.is_root())
+                    .filter(|m| m.root_id == root && !m.is_root())
                     .cloned()
                     .collect();
-                let reserved = self.0.state.borrow().trees.get(root.session_id()).map_or(0, |t| t.reserved);
+                let reserved = self.0.state.borrow().trees.get(root).map_or(0, |t| t.reserved);
                 if members.is_empty() && reserved == 0 {
                     break;
                 }
                 if members.is_empty() {
-                    let changed = self.0.state.borrow().trees.get(root.session_id()).map(|t| t.changed.clone());
+                    let changed = self.0.state.borrow().trees.get(root).map(|t| t.changed.clone());
                     if let Some(changed) = changed {
                         changed.wait().await;
                     }

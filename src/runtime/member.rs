@@ -155,6 +155,9 @@ pub(crate) struct Member {
     /// Next `seq` of this member's log, and the lock that orders its appends.
     pub next_seq: Cell<u64>,
     pub append_lock: AsyncLock,
+    /// A write whose outcome the store never told (it failed, and reading
+    /// back failed too): the log may be longer than `next_seq`.
+    pub log_unsure: Cell<bool>,
     /// Names committed in this member's catalog.
     pub child_names: RefCell<HashSet<String>>,
     /// The resident creator whose `live_children` counts this member.

@@ -40,6 +40,7 @@ mod start;
 
 pub use deliver::{Held, InterruptReceipt};
 pub use member::{Agent, Delivery, InboxMessage, MessageSource, Scheduling, SteerInbox};
+pub use recovery::LOST_TURN;
 pub use start::{Activation, ActivationSpec};
 
 use crate::error::{ErrorCode, Result, SubagentError};
@@ -484,6 +485,7 @@ impl Runtime {
             settlement: None,
             next_seq: Cell::new(log.len),
             append_lock: Default::default(),
+            log_unsure: Cell::new(false),
             child_names: RefCell::new(log.child_names),
             parent_link: RefCell::default(),
             state: member::new_state(None),
@@ -515,14 +517,30 @@ impl Runtime {
     }
 
     /// Closes a root: its handle dies and the tree's drain cutoff ends. Live
-    /// children are drained first.
+    /// children are drained first, then the root's own running turn is
+    /// stopped and its end recorded, so nothing of this residency writes to
+    /// the log once this resolves (a reopened root is its only writer).
     pub async fn close_root(&self, root: &Agent) -> Result<()> {
         self.require_root(root)?;
-        let drained = self.drain_descendants(std::slice::from_ref(root)).await;
-        if let Some(tree) = self.0.state.borrow_mut().trees.remove(root.session_id()) {
-            tree.changed.set(());
+        // From here no call takes the handle and no new turn starts.
+        root.0.state.borrow_mut().phase = Phase::Closing;
+        let drained = self.drain_trees(&[root.session_id().to_owned()]).await;
+        let turn = root.0.state.borrow().turn.as_ref().map(|t| (t.signal.clone(), t.done.clone()));
+        if let Some((signal, done)) = turn {
+            signal.abort();
+            done.wait().await;
         }
-        self.0.state.borrow_mut().members.remove(root.session_id());
+        // Writes in flight (an acceptance, a recovery record) finish before the log changes hands.
+        drop(root.0.append_lock.lock().await);
+        {
+            let mut st = self.0.state.borrow_mut();
+            if let Some(tree) = st.trees.remove(root.session_id()) {
+                tree.changed.set(());
+            }
+            if st.members.get(root.session_id()).is_some_and(|m| Rc::ptr_eq(m, &root.0)) {
+                st.members.remove(root.session_id());
+            }
+        }
         root.0.state.borrow_mut().phase = Phase::Gone;
         // Answers nobody can give now: their messages stay pending in the logs.
         let orphaned: Vec<Deferred<Result<crate::SubagentResult>>> = {
@@ -621,6 +639,16 @@ impl Runtime {
             .map(|m| Agent(m.clone()))
     }
 
+    /// Whether a resident member captured its structured result and so takes no more input.
+    pub fn is_input_closed(&self, session_id: &str) -> bool {
+        self.0.state.borrow().members.get(session_id).is_some_and(|m| m.state.borrow().input_closed)
+    }
+
+    /// Whether a tree is draining (admitting no children; notices not sent).
+    pub fn is_draining(&self, root_id: &str) -> bool {
+        self.0.state.borrow().trees.get(root_id).is_some_and(|t| t.draining)
+    }
+
     /// Whether a member is resident now (information, not authority: handles
     /// come from `open_root`, `start_activation` and `reopen`).
     pub fn is_resident(&self, session_id: &str) -> bool {
@@ -684,7 +712,27 @@ impl Runtime {
 
     /// Appends events to a resident member's log, in order, assigning seqs.
     pub(crate) async fn append(&self, member: &Member, events: Vec<(String, Value)>) -> Result<u64> {
+        self.append_if(member, events, |_| Ok(())).await
+    }
+
+    /// [`Runtime::append`], with `check` run once the log is known up to date
+    /// and right before the write (a catalog entry re-checks its name there).
+    ///
+    /// A failed append may still have committed (a timeout after the commit),
+    /// so the log is read back from the first new seq: our events there mean
+    /// success; nothing there means failure; an unreadable log leaves the
+    /// member's log unsure, and the next append first takes in what landed.
+    pub(crate) async fn append_if(
+        &self,
+        member: &Member,
+        events: Vec<(String, Value)>,
+        check: impl FnOnce(&Member) -> Result<()>,
+    ) -> Result<u64> {
         let _guard = member.append_lock.lock().await;
+        if member.log_unsure.get() {
+            self.take_in_tail(member).await?;
+        }
+        check(member)?;
         let first = member.next_seq.get();
         let events: Vec<SessionEvent> = events
             .into_iter()
@@ -692,9 +740,73 @@ impl Runtime {
             .map(|(i, (kind, payload))| SessionEvent::new(first + i as u64, kind, payload))
             .collect();
         let count = events.len() as u64;
-        self.0.store.append(&member.id, events).await.map_err(|e| persistence(&member.id, e))?;
-        member.next_seq.set(first + count);
-        Ok(first)
+        let Err(e) = self.0.store.append(&member.id, events.clone()).await else {
+            member.next_seq.set(first + count);
+            return Ok(first);
+        };
+        if e.code == ErrorCode::AppendConflict {
+            member.log_unsure.set(true); // someone else wrote: take it in next time
+            return Err(persistence(&member.id, e));
+        }
+        let query = ReadQuery { from_seq: first, ..ReadQuery::default() };
+        match self.0.store.read(&member.id, &query).await {
+            Ok(found) => {
+                let found: Vec<SessionEvent> =
+                    found.unwrap_or_default().into_iter().filter(|f| f.seq >= first).collect();
+                let ours = found.len() >= events.len()
+                    && found.iter().zip(&events).all(|(f, e)| f.kind == e.kind && f.payload == e.payload);
+                if found.is_empty() {
+                    Err(persistence(&member.id, e))
+                } else if ours {
+                    member.next_seq.set(first + count);
+                    self.take_in(member, &found[events.len()..]);
+                    Ok(first)
+                } else {
+                    self.take_in(member, &found);
+                    Err(persistence(&member.id, e))
+                }
+            }
+            Err(_) => {
+                member.log_unsure.set(true);
+                Err(persistence(&member.id, e))
+            }
+        }
+    }
+
+    /// Reads what landed past `next_seq` in an unsure log and takes it in.
+    async fn take_in_tail(&self, member: &Member) -> Result<()> {
+        let query = ReadQuery { from_seq: member.next_seq.get(), ..ReadQuery::default() };
+        let found = self.0.store.read(&member.id, &query).await.map_err(|e| persistence(&member.id, e))?;
+        let from = member.next_seq.get();
+        let found: Vec<SessionEvent> = found.unwrap_or_default().into_iter().filter(|f| f.seq >= from).collect();
+        self.take_in(member, &found);
+        member.log_unsure.set(false);
+        Ok(())
+    }
+
+    /// Events that landed though their writer was told they failed: the log
+    /// moves past them, a catalog entry's name is taken, and a message is
+    /// input (it is durable, so a cold resume would deliver it too).
+    fn take_in(&self, member: &Member, found: &[SessionEvent]) {
+        let Some(last) = found.last() else { return };
+        member.next_seq.set(member.next_seq.get().max(last.seq + 1));
+        for event in found {
+            if event.kind == event::CATALOG {
+                if let Some(name) = event.payload.get("name").and_then(Value::as_str) {
+                    member.child_names.borrow_mut().insert(name.to_owned());
+                }
+            }
+        }
+        let messages = deliver::pending_messages(found);
+        if messages.is_empty() {
+            return;
+        }
+        member.state.borrow_mut().inbox.extend(messages);
+        let resident =
+            self.0.state.borrow().members.get(&member.id).filter(|m| m.incarnation == member.incarnation).cloned();
+        if let Some(resident) = resident {
+            self.kick(&resident);
+        }
     }
 
     pub(crate) fn now(&self) -> u64 {

@@ -363,7 +363,20 @@ impl Runtime {
 
     /// Publication: the catalog fact, written once to the parent's log.
     async fn publish(&self, admission: &Admission, entry: &CatalogEntry) -> Result<()> {
-        self.append(&admission.parent, vec![(event::CATALOG.to_owned(), entry.to_payload())]).await?;
+        // A sibling entry whose write was reported failed may have landed
+        // since admission: the name is checked again against the log.
+        let unique = |parent: &Member| {
+            if parent.child_names.borrow().contains(admission.name.as_str()) {
+                return Err(crate::err!(
+                    DuplicateName,
+                    "agent name {:?} is already taken among the children of {:?}",
+                    admission.name.as_str(),
+                    parent.full_name
+                ));
+            }
+            Ok(())
+        };
+        self.append_if(&admission.parent, vec![(event::CATALOG.to_owned(), entry.to_payload())], unique).await?;
         self.emit(RuntimeEvent::Catalog {
             root_id: admission.parent.root_id.clone(),
             parent_id: admission.parent.id.clone(),
@@ -629,6 +642,7 @@ impl Runtime {
             settlement: Some(settlement.clone()),
             next_seq: Cell::new(place.next_seq),
             append_lock: Default::default(),
+            log_unsure: Cell::new(false),
             child_names: RefCell::default(),
             parent_link: RefCell::new(Some(Rc::downgrade(parent))),
             state: member::new_state(schema),

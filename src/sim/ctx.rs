@@ -76,6 +76,14 @@ pub struct Accepted {
     pub via: &'static str,
 }
 
+/// One team task a `task_create` call reported as created.
+#[derive(Clone, Debug)]
+pub struct CreatedTask {
+    pub root: String,
+    pub id: String,
+    pub title: String,
+}
+
 /// Start/end pairing of `subagent/start` and `subagent/end` in one runtime.
 #[derive(Default, Debug)]
 pub struct Lifecycle {
@@ -104,6 +112,13 @@ pub struct Ctx {
     pub roots: Vec<String>,
     pub max_depth: u32,
     pub accepted: RefCell<Vec<Accepted>>,
+    /// Every task `task_create` reported, across runtimes.
+    pub tasks: RefCell<Vec<CreatedTask>>,
+    /// Per child id, the settlement notices its creator's log must hold
+    /// (one per end while the creator was online), across runtimes.
+    pub notices: RefCell<BTreeMap<String, u32>>,
+    /// Children started with `delivery: 'caller'` (their results are not notices).
+    pub caller_delivery: RefCell<BTreeSet<String>>,
     /// Per session, the message ids the host was handed (input or steered).
     pub seen: RefCell<BTreeMap<String, BTreeSet<String>>>,
     /// Per session, the full name and creator name its turns carried.
@@ -134,6 +149,9 @@ impl Ctx {
             roots: (0..roots).map(|i| format!("R{i}")).collect(),
             max_depth,
             accepted: RefCell::default(),
+            tasks: RefCell::default(),
+            notices: RefCell::default(),
+            caller_delivery: RefCell::default(),
             seen: RefCell::default(),
             names: RefCell::default(),
             lifecycle: RefCell::default(),
@@ -217,6 +235,17 @@ impl Ctx {
             }
         }
         Model { rows }
+    }
+
+    /// Settlement notices from `child` in `parent`'s log.
+    pub fn notices_in_log(&self, parent: &str, child: &str) -> u32 {
+        let events = self.inner.read_now(parent, &ReadQuery::types(&[crate::event::MESSAGE], &Signal::never()));
+        let from = |e: &&crate::SessionEvent| {
+            let source = e.payload.get("source");
+            let field = |k: &str| source.and_then(|s| s.get(k)).and_then(Value::as_str);
+            field("kind") == Some("subagent-settled") && field("senderSessionId") == Some(child)
+        };
+        events.unwrap_or_default().iter().filter(from).count() as u32
     }
 
     /// The own catalog names of one session, from the store.

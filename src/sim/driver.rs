@@ -2,7 +2,7 @@
 //! with random operations spawned concurrently, each checked against what
 //! the rules allow at the moment it was issued.
 
-use super::ctx::{text, Accepted, Ctx, Model};
+use super::ctx::{text, Accepted, CreatedTask, Ctx, Model};
 use super::host::{check_sent, choose_name, schema, SimHost};
 use super::providers::{SimExt, SimLocal, SimSpawner, EXTERNAL, LOCAL};
 use super::store::FaultStore;
@@ -14,7 +14,7 @@ use crate::result::SubagentResult;
 use crate::runtime::{Activation, ActivationSpec, Agent, Delivery, InterruptAuthority, RuntimeEvent, Scheduling};
 use crate::signal::Signal;
 use crate::testkit::{ManualClock, SeqIds};
-use crate::tools::{INTERRUPT_AGENT, SEND_MESSAGE};
+use crate::tools::{INTERRUPT_AGENT, SEND_MESSAGE, TASK_CREATE};
 use crate::{Runtime, RuntimeOptions};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -59,6 +59,13 @@ pub struct Held {
     pub result: RefCell<Option<Result<SubagentResult>>>,
 }
 
+/// A message sent with `ask`, and the answer it got.
+pub struct Ask {
+    pub target: String,
+    pub id: String,
+    pub answer: RefCell<Option<Result<SubagentResult>>>,
+}
+
 pub struct Epoch {
     pub ctx: Rc<Ctx>,
     pub rt: Runtime,
@@ -66,6 +73,9 @@ pub struct Epoch {
     pub host: Rc<SimHost>,
     pub roots: RefCell<BTreeMap<String, Agent>>,
     pub held: RefCell<Vec<Rc<Held>>>,
+    pub asks: RefCell<Vec<Rc<Ask>>>,
+    /// Bumped when a dispose, drain or close begins: a hold across one may end early.
+    closings: Cell<u64>,
     stale: RefCell<Vec<Agent>>,
     signals: RefCell<Vec<Signal>>,
     inflight: Cell<usize>,
@@ -73,6 +83,48 @@ pub struct Epoch {
     pub running: RefCell<BTreeMap<u64, &'static str>>,
     idle: RefCell<Deferred<()>>,
     counter: Cell<u64>,
+}
+
+/// A settled member's notice is in its creator's log when the creator was
+/// online (resident, taking input, its tree not draining) as it ended.
+fn check_notice(ctx: &Ctx, rt: &Runtime, end: &crate::runtime::RunEndInfo) {
+    let info = &end.info;
+    let (child, parent) = (info.id.as_str(), info.parent_session_id.as_str());
+    if end.error.is_some() || ctx.caller_delivery.borrow().contains(child) {
+        return;
+    }
+    if rt.agent(parent).is_none() || rt.is_draining(&info.root_session_id) || rt.is_input_closed(parent) {
+        return;
+    }
+    let expected = {
+        let mut notices = ctx.notices.borrow_mut();
+        let n = notices.entry(child.to_owned()).or_default();
+        *n += 1;
+        *n
+    };
+    let found = ctx.notices_in_log(parent, child);
+    if found < expected {
+        ctx.violation(format!(
+            "{} ({child}) ended while its creator {parent} was online, but the creator's log holds {found} of its {expected} notice(s)",
+            info.name
+        ));
+    }
+}
+
+/// A member settles after its children: none is live when it ends.
+fn check_children_first(ctx: &Ctx, rt: &Runtime, end: &crate::runtime::RunEndInfo) {
+    for id in rt.resident() {
+        if let Some(child) = rt.agent(&id) {
+            if child.parent_id() == Some(end.info.id.as_str()) {
+                ctx.violation(format!(
+                    "{} ({}) ended while its child {} is live",
+                    end.info.name,
+                    end.info.id,
+                    child.name()
+                ));
+            }
+        }
+    }
 }
 
 fn on_event(ctx: &Ctx, event: &RuntimeEvent) {
@@ -134,8 +186,17 @@ impl Epoch {
         if let Err(e) = registered {
             ctx.violation(format!("registering the simulated providers failed: {e}"));
         }
-        let sink = ctx.clone();
-        rt.subscribe(None, Rc::new(move |e: &RuntimeEvent| on_event(&sink, e)));
+        let (sink, weak) = (ctx.clone(), rt.downgrade());
+        rt.subscribe(
+            None,
+            Rc::new(move |e: &RuntimeEvent| {
+                on_event(&sink, e);
+                if let (RuntimeEvent::End(end), Some(rt)) = (e, weak.upgrade()) {
+                    check_notice(&sink, &rt, end);
+                    check_children_first(&sink, &rt, end);
+                }
+            }),
+        );
         *host.rt.borrow_mut() = Some(rt.clone());
         let epoch = Rc::new(Epoch {
             ctx: ctx.clone(),
@@ -144,6 +205,8 @@ impl Epoch {
             host,
             roots: RefCell::default(),
             held: RefCell::default(),
+            asks: RefCell::default(),
+            closings: Cell::new(0),
             stale: RefCell::default(),
             signals: RefCell::default(),
             inflight: Cell::new(0),
@@ -158,6 +221,7 @@ impl Epoch {
     pub fn clear(&self) {
         *self.host.rt.borrow_mut() = None;
         self.held.borrow_mut().clear();
+        self.asks.borrow_mut().clear();
         self.stale.borrow_mut().clear();
         self.roots.borrow_mut().clear();
         self.signals.borrow_mut().clear();
@@ -369,7 +433,7 @@ impl Epoch {
     }
 
     fn random_op(self: &Rc<Self>) {
-        const WEIGHTS: [u32; 14] = [22, 8, 14, 6, 8, 4, 6, 6, 2, 2, 2, 4, 4, 2];
+        const WEIGHTS: [u32; 18] = [22, 8, 14, 6, 8, 4, 6, 6, 2, 2, 2, 4, 4, 2, 5, 4, 4, 2];
         let me = self.clone();
         match self.ctx.rng.weighted(&WEIGHTS) {
             0 => self.spawn_op("start.native", me.op_start()),
@@ -385,7 +449,11 @@ impl Epoch {
             10 => self.spawn_op("wait_for_tree_work", me.op_wait()),
             11 => self.spawn_op("resolve", me.op_resolve()),
             12 => self.spawn_op("cancel", me.op_cancel()),
-            _ => self.spawn_op("stale_handle", me.op_stale()),
+            13 => self.spawn_op("stale_handle", me.op_stale()),
+            14 => self.spawn_op("task", me.op_task()),
+            15 => self.spawn_op("hold", me.op_hold()),
+            16 => self.spawn_op("ask", me.op_ask()),
+            _ => self.spawn_op("quiesce", me.op_quiesce()),
         }
     }
 
@@ -484,6 +552,7 @@ impl Epoch {
             spec.signal.abort();
         }
         let is_ext = provider == EXTERNAL;
+        let spec_delivery_caller = spec.delivery == Delivery::Caller;
         let listed = !(is_ext && spec.delivery == Delivery::Caller);
         let parent_name = self.rt.names_of(&parent).ok().map(|n| n.self_name);
         let expect = if provider == "nope" {
@@ -514,6 +583,9 @@ impl Epoch {
             (None, _) => self.expect_allowed(&what, &result, START_ALLOWED, true),
         }
         if let (Ok(act), Some(parent_name)) = (result, parent_name) {
+            if spec_delivery_caller {
+                ctx.caller_delivery.borrow_mut().insert(act.child_id.clone());
+            }
             self.check_started(&parent, &parent_name, name.as_deref(), &act.child_id, &act.name, listed);
             ctx.ops.bump("ok.start.native");
             self.hold(act);
@@ -744,6 +816,7 @@ impl Epoch {
     async fn op_dispose(self: Rc<Self>) {
         let held = self.ctx.rng.pick(&self.held.borrow()).cloned();
         let Some(held) = held else { return };
+        self.closings.set(self.closings.get() + 1);
         let result = held.act.dispose().await;
         self.ctx.note(|| format!("dispose {}: {result:?}", held.act.name));
         self.expect_allowed(&format!("dispose {}", held.act.name), &result, &[C::ActivationTeardownFailed], true);
@@ -751,6 +824,7 @@ impl Epoch {
 
     async fn op_drain(self: Rc<Self>) {
         let Some(root) = self.pick_root() else { return };
+        self.closings.set(self.closings.get() + 1);
         let live = self.live(&root);
         let result = self.rt.drain_descendants(std::slice::from_ref(&root)).await;
         self.ctx.note(|| format!("drain {}: {result:?}", root.session_id()));
@@ -777,6 +851,7 @@ impl Epoch {
         self.ctx.note(|| format!("reopen {root_id} (open: {})", handle.is_some()));
         if let Some(handle) = handle {
             self.remember(&handle);
+            self.closings.set(self.closings.get() + 1);
             let live = self.live(&handle);
             let result = self.rt.close_root(&handle).await;
             self.ctx.note(|| format!("close root {root_id}: {result:?}"));
@@ -894,6 +969,140 @@ impl Epoch {
         self.expect_code(&format!("{what}: start_activation"), &started.map(|_| ()), C::Unauthorized);
     }
 
+    /// A team task created by a member: each reported task is on its tree's
+    /// board once, under the id it was reported with, even when creations
+    /// race over a store that answers late.
+    async fn op_task(self: Rc<Self>) {
+        let ctx = self.ctx.clone();
+        let Some(agent) = self.pick_agent() else { return };
+        let Ok(tools) = self.rt.tools_for(&agent) else { return };
+        let title = format!("team task {}-{}", ctx.epoch.get(), self.next());
+        let input = Value::object([("title", Some(Value::from(title.as_str())))]);
+        let result = tools.call(TASK_CREATE, &input, &self.new_signal()).await;
+        ctx.note(|| format!("{} task_create {title:?}: {}", agent.name(), result.content));
+        if result.is_error {
+            return;
+        }
+        match result.structured.as_ref().and_then(|s| s.get("id")).and_then(Value::as_str) {
+            Some(id) => {
+                ctx.ops.bump("ok.task");
+                let root = agent.root_id().to_owned();
+                ctx.tasks.borrow_mut().push(CreatedTask { root, id: id.to_owned(), title });
+            }
+            None => ctx.violation(format!("task_create {title:?} succeeded without an id: {:?}", result.structured)),
+        }
+    }
+
+    /// A host reopens a member (cold ones resume without a message), keeps
+    /// it while it is held, and may spawn under it.
+    async fn op_hold(self: Rc<Self>) {
+        let ctx = self.ctx.clone();
+        let Some(root) = self.pick_root() else { return };
+        let model = ctx.model();
+        let own = root.root_id().to_owned();
+        let mut targets: Vec<String> = model.paths(&own).into_iter().map(|(_, p)| p).collect();
+        targets.extend(model.members(&own));
+        targets.push("lead".into());
+        let Some(target) = ctx.rng.pick(&targets).cloned() else { return };
+        let closings = self.closings.get();
+        let live = self.live(&root);
+        let result = self.rt.reopen(&root, &target, &self.new_signal()).await;
+        let what = format!("reopen {target} in {own}");
+        ctx.note(|| format!("{what}: {:?}", result.as_ref().map(|h| h.agent().name().to_owned())));
+        if !live {
+            self.expect_code(&what, &result.map(|_| ()), C::Unauthorized);
+            return;
+        }
+        let allowed = [C::NotContinuable, C::NotResumable, C::UnknownAgent, C::ActivationLimitReached];
+        let Ok(held) = result else {
+            let allowed: Vec<ErrorCode> = SEND_ALLOWED.iter().chain(&allowed).copied().collect();
+            self.expect_allowed(&what, &result.map(|_| ()), &allowed, false);
+            return;
+        };
+        ctx.ops.bump("ok.hold");
+        let agent = held.agent();
+        if ctx.rng.chance(0.5) {
+            let n = self.next();
+            let spec = ActivationSpec::new("spawn", &agent, &format!("held task {n}"), &format!("do held task {n}"));
+            let started = self.rt.start_activation(spec).await;
+            ctx.note(|| format!("spawn under held {}: {:?}", agent.name(), started.as_ref().map(|a| &a.name)));
+            match started {
+                Ok(act) => self.hold(act),
+                Err(e) if agent.depth() + 1 > ctx.max_depth && e.code == C::DepthExceeded => {}
+                other => self.expect_allowed(
+                    &format!("spawn under held {}", agent.name()),
+                    &other.map(|_| ()),
+                    START_ALLOWED,
+                    true,
+                ),
+            }
+        }
+        ctx.delay(ctx.rng.range(0, 20)).await;
+        if self.closings.get() == closings && !self.rt.is_resident(agent.session_id()) {
+            ctx.violation(format!("{} ({}) left residency while held", agent.name(), agent.session_id()));
+        }
+        held.release();
+    }
+
+    /// A prompt whose answer is awaited: after every tree closes, each one
+    /// has an answer, and an answer that is a result names a recorded turn.
+    async fn op_ask(self: Rc<Self>) {
+        let ctx = self.ctx.clone();
+        let Some(root) = self.pick_root() else { return };
+        let model = ctx.model();
+        let own = root.root_id().to_owned();
+        let members = model.members(&own);
+        let Some(target) = ctx.rng.pick(&members).cloned() else { return };
+        let content = text(&format!("user question {}", self.next()));
+        let scheduling = if ctx.rng.chance(0.5) { Scheduling::Queue } else { Scheduling::Steer };
+        let live = self.live(&root);
+        let asked = self.rt.ask(&root, &target, content, scheduling, &self.new_signal()).await;
+        let what = format!("ask {} -> {target}", root.name());
+        let (id, answer) = match asked {
+            Ok(pair) => pair,
+            Err(e) => {
+                let got: Result<()> = Err(e);
+                if live {
+                    self.expect_allowed(&what, &got, SEND_ALLOWED, false);
+                } else {
+                    self.expect_code(&what, &got, C::Unauthorized);
+                }
+                return;
+            }
+        };
+        ctx.ops.bump("ok.ask");
+        ctx.accepted.borrow_mut().push(Accepted { target: target.clone(), id: id.clone(), via: "ask" });
+        let ask = Rc::new(Ask { target, id, answer: RefCell::new(None) });
+        self.asks.borrow_mut().push(ask.clone());
+        self.spawn(async move {
+            let answer = answer.await;
+            ctx.note(|| format!("answer to {}: {:?}", ask.id, answer.as_ref().map(|r| &r.stop_reason)));
+            *ask.answer.borrow_mut() = Some(answer);
+        });
+    }
+
+    /// Waits for a tree to be quiet; when it says so, nothing in it runs.
+    async fn op_quiesce(self: Rc<Self>) {
+        let Some(root) = self.pick_root() else { return };
+        let live = self.live(&root);
+        let own = root.root_id().to_owned();
+        let result = self.rt.wait_for_quiescence(&root, &self.new_signal()).await;
+        let what = format!("wait_for_quiescence {own}");
+        if !live {
+            self.expect_code(&what, &result, C::Unauthorized);
+            return;
+        }
+        self.expect_allowed(&what, &result, &[C::Cancelled, C::Unauthorized], true);
+        if result.is_ok() && self.live(&root) {
+            for id in self.rt.resident() {
+                let in_tree = self.rt.agent(&id).is_some_and(|a| a.root_id() == own);
+                if in_tree && self.rt.is_running(&id) {
+                    self.ctx.violation(format!("{what} returned while {id} runs"));
+                }
+            }
+        }
+    }
+
     // ---- the end of the epoch -----------------------------------------------
 
     /// Joins every tree's work (reopening roots a drain or close left shut).
@@ -918,6 +1127,7 @@ impl Epoch {
 
     /// Drains and closes every tree.
     pub async fn finish(self: Rc<Self>) {
+        self.closings.set(self.closings.get() + 1);
         let roots: Vec<Agent> = self.roots.borrow().values().cloned().collect();
         for root in roots {
             let result = self.rt.close_root(&root).await;

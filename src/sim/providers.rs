@@ -88,10 +88,12 @@ pub struct RunState {
     pub result: Deferred<Result<SubagentResult>>,
     pub disposed: Cell<u32>,
     pub dispose_fails: bool,
+    /// Disposal answers before the run's result lands (a late answer).
+    late_result: bool,
     stop: Signal,
 }
 
-struct SimRun(Rc<RunState>);
+struct SimRun(Rc<RunState>, Rc<Ctx>, SimSpawner);
 
 impl Run for SimRun {
     fn id(&self) -> String {
@@ -104,7 +106,15 @@ impl Run for SimRun {
         let state = self.0.clone();
         state.disposed.set(state.disposed.get() + 1);
         state.stop.abort();
-        state.result.set(Ok(SubagentResult::new(stop::ABORTED)));
+        if state.late_result {
+            let (late, ctx) = (state.clone(), self.1.clone());
+            self.2.spawn(Box::pin(async move {
+                ctx.delay(ctx.rng.range(1, 20)).await;
+                late.result.set(Ok(SubagentResult::new(stop::ABORTED)));
+            }));
+        } else {
+            state.result.set(Ok(SubagentResult::new(stop::ABORTED)));
+        }
         Box::pin(async move {
             if state.dispose_fails {
                 Err(SubagentError::new(ErrorCode::PersistenceUnavailable, format!("sim: run {} leaked", state.id)))
@@ -174,6 +184,7 @@ impl Provider for SimExt {
                 result: Deferred::new(),
                 disposed: Cell::new(0),
                 dispose_fails: ctx.fault(rates.ext_dispose_fail, "ext.dispose_fail"),
+                late_result: ctx.fault(rates.ext_dispose_fail, "ext.late_result"),
                 stop: Signal::new(),
             });
             ctx.runs.borrow_mut().push(state.clone());
@@ -203,7 +214,7 @@ impl Provider for SimExt {
                 ctx2.note(|| format!("run {} finished: {:?}", run.id, outcome.as_ref().map(|r| &r.stop_reason)));
                 run.result.set(outcome);
             }));
-            Ok(Box::new(SimRun(state)) as Box<dyn Run>)
+            Ok(Box::new(SimRun(state, ctx.clone(), spawner.clone())) as Box<dyn Run>)
         })
     }
 }

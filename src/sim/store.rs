@@ -1,6 +1,10 @@
 //! A store that delays, fails and hangs at random points over a
-//! [`MemoryStore`]. An append is decided before it touches the log: it
-//! either applies whole or not at all, never half.
+//! [`MemoryStore`], and answers late or wrongly the way real stores do: an
+//! append that commits and is acknowledged only later (`late_ack`), or that
+//! commits and then reports a failure (`lost_ack`: a timeout after the
+//! commit); a read whose snapshot is taken when it is issued and handed back
+//! only after later appends landed (`stale_read`). An append applies whole or
+//! not at all, never half.
 
 use super::ctx::Ctx;
 use crate::error::{ErrorCode, Result, SubagentError};
@@ -50,7 +54,15 @@ impl Store for FaultStore {
         Box::pin(async move {
             self.weather("append to", session, None).await?;
             // Decided, now applied at once: all events or none.
-            self.ctx.inner.append_now(session, events)
+            self.ctx.inner.append_now(session, events)?;
+            let ctx = &self.ctx;
+            if ctx.fault(ctx.rates.store_delay, "store.late_ack") {
+                ctx.delay(ctx.rng.range(1, 16)).await;
+            }
+            if ctx.fault(ctx.rates.store_fail / 2.0, "store.lost_ack") {
+                return Err(unavailable("confirm the append to", session));
+            }
+            Ok(())
         })
     }
 
@@ -58,7 +70,12 @@ impl Store for FaultStore {
         Box::pin(async move {
             self.weather("read", session, Some(&query.signal)).await?;
             query.signal.check()?;
-            Ok(self.ctx.inner.read_now(session, query))
+            let snapshot = self.ctx.inner.read_now(session, query);
+            let ctx = &self.ctx;
+            if ctx.fault(ctx.rates.store_delay, "store.stale_read") {
+                ctx.delay(ctx.rng.range(1, 16)).await;
+            }
+            Ok(snapshot)
         })
     }
 
