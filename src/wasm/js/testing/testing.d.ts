@@ -108,8 +108,9 @@ export interface CassetteRecord {
   steps: CassetteStep[];
   /** What the host returned (`null` for nothing). */
   outcome?: JsonValue;
-  /** What the host threw instead. */
+  /** What the host threw instead: its message, and its name when not `Error`. */
   error?: string;
+  errorName?: string;
 }
 
 export interface RecordingHost extends AgentHost {
@@ -117,6 +118,10 @@ export interface RecordingHost extends AgentHost {
   readonly records: readonly CassetteRecord[];
   /** The cassette: a header line, then one JSON line per turn. */
   cassette(): string;
+  /** Calls the wrapped host's `attach`, if it has one. */
+  attach(runtime: SubagentRuntime): this;
+  /** Calls the wrapped host's `check`, if it has one. */
+  check(): void;
 }
 
 export declare const CASSETTE_FORMAT: 'subagent-tree/cassette';
@@ -124,8 +129,17 @@ export declare const CASSETTE_FORMAT: 'subagent-tree/cassette';
 /** Wraps `host`, recording every turn; `onRecord` receives each JSON line (the header first) as it is written. */
 export declare function recordingHost(host: AgentHost, options?: { onRecord?: (line: string) => void }): RecordingHost;
 
-/** A host replaying a cassette without a model; drift ends the turn with `REPLAY_DRIFT` naming member, turn and first difference. */
-export declare function replayHost(cassette: string | CassetteRecord[]): CheckedHost;
+/** A replaying host; `attach(runtime)` lets it wait for recorded steered messages. */
+export interface ReplayHost extends CheckedHost {
+  attach(runtime: SubagentRuntime): this;
+}
+
+/**
+ * A host replaying a cassette without a model; drift ends the turn with
+ * `REPLAY_DRIFT` naming member, turn and first difference. A recorded step
+ * of steered messages waits (on the runtime's events) until as many arrive.
+ */
+export declare function replayHost(cassette: string | CassetteRecord[]): ReplayHost;
 
 /** Checks a cassette (`INVALID_CASSETTE`); its records by `"<turn> <name>"`. */
 export declare function parseCassette(cassette: string | CassetteRecord[]): Map<string, CassetteRecord>;

@@ -168,10 +168,14 @@ function matches(expect, text) {
   return typeof expect === 'string' ? text.includes(expect) : expect.test(text);
 }
 
-/** Waits for a steered message (via the runtime's `subagent/message` event), or the turn's abort. */
-async function waitForSteered(runtime, turn, expect, where) {
-  if (!runtime) throw fail('INVALID_ARGUMENT', `${where}: waitForMessage needs the runtime; call host.attach(runtime) first`);
-  const taken = [];
+/**
+ * Takes steered messages until `done(taken)` holds or the turn is aborted,
+ * waking on the runtime's `subagent/message` events for this member (no polling).
+ */
+async function takeSteeredUntil(runtime, turn, done, where) {
+  const taken = [...turn.takeSteered()];
+  if (done(taken)) return { messages: taken, aborted: false };
+  if (!runtime) throw fail('INVALID_ARGUMENT', `${where}: waiting for a steered message needs the runtime; call host.attach(runtime) first`);
   for (;;) {
     let wake;
     const woken = new Promise((resolve) => (wake = resolve));
@@ -180,8 +184,8 @@ async function waitForSteered(runtime, turn, expect, where) {
     turn.signal.addEventListener('abort', onAbort, { once: true });
     try {
       taken.push(...turn.takeSteered());
-      const hit = taken.find((m) => expect === true || matches(expect, m.text));
-      if (hit || turn.signal.aborted) return { messages: taken, aborted: !hit };
+      if (done(taken)) return { messages: taken, aborted: false };
+      if (turn.signal.aborted) return { messages: taken, aborted: true };
       await woken;
     } finally {
       off();
@@ -189,6 +193,9 @@ async function waitForSteered(runtime, turn, expect, where) {
     }
   }
 }
+
+const waitForSteered = (runtime, turn, expect, where) =>
+  takeSteeredUntil(runtime, turn, (taken) => taken.some((m) => expect === true || matches(expect, m.text)), where);
 
 /**
  * An `AgentHost` that plays a declarative script per full name. Each turn is
@@ -282,6 +289,14 @@ export function recordingHost(host, { onRecord } = {}) {
   const recorder = {
     records,
     cassette: () => `${lines.join('\n')}\n`,
+    /** Passed on to the wrapped host (a scripted host's `waitForMessage` needs it). */
+    attach(runtime) {
+      host.attach?.(runtime);
+      return recorder;
+    },
+    check() {
+      host.check?.();
+    },
     async runTurn(turn) {
       const n = next(turn.name);
       const steps = [];
@@ -312,6 +327,7 @@ export function recordingHost(host, { onRecord } = {}) {
         return outcome;
       } catch (e) {
         record.error = String(e?.message ?? e);
+        if (typeof e?.name === 'string' && e.name !== 'Error') record.errorName = e.name;
         write(record);
         throw e;
       }
@@ -399,8 +415,15 @@ export function replayHost(cassette) {
   const problems = failures();
   const ran = new Set();
   const drift = (name, n, what) => problems.note(fail('REPLAY_DRIFT', `replay drift at ${turnRef(name, n)}: ${what}`));
-  return {
+  let runtime;
+  const host = {
     failures: problems.list,
+    /** Steered messages are waited for through the runtime's events: attach it when the cassette has any. */
+    attach(rt) {
+      if (!rt || typeof rt.on !== 'function') throw fail('INVALID_ARGUMENT', 'attach needs a SubagentRuntime');
+      runtime = rt;
+      return host;
+    },
     check() {
       problems.check();
       const missing = [...records.keys()].filter((k) => !ran.has(k));
@@ -419,7 +442,11 @@ export function replayHost(cassette) {
       if (d) throw drift(turn.name, n, d);
       for (const [j, step] of record.steps.entries()) {
         if (step.steered) {
-          const taken = turn.takeSteered().map((m) => m.text);
+          // The recorded messages arrived while this turn ran: wait for as many (they come from other members' turns).
+          const { messages } = await takeSteeredUntil(runtime, turn, (t) => t.length >= step.steered.length, turnRef(turn.name, n)).catch((e) => {
+            throw drift(turn.name, n, `steps[${j}]: ${e.message}`);
+          });
+          const taken = messages.map((m) => m.text);
           const ds = firstDifference(step.steered, taken, `steps[${j}].steered`);
           if (ds) throw drift(turn.name, n, ds);
           continue;
@@ -430,10 +457,16 @@ export function replayHost(cassette) {
         const dr = firstDifference(step.result, result, `steps[${j}].result (${step.call})`);
         if (dr) throw drift(turn.name, n, dr);
       }
-      if (record.error !== undefined) throw new Error(record.error);
+      if (record.error !== undefined) {
+        // The recorded failure again, with its name (the runtime's diagnostic shows it).
+        const error = new Error(record.error);
+        if (typeof record.errorName === 'string') Object.defineProperty(error, 'name', { value: record.errorName, configurable: true, writable: true });
+        throw error;
+      }
       return json(record.outcome) ?? undefined;
     },
   };
+  return host;
 }
 
 // ------------------------------------------------------ settling and snapshots
