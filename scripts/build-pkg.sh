@@ -109,6 +109,9 @@ for dir in edge node; do
   mkdir -p "$OUT/$dir"
   for f in src/wasm/js/$dir/*; do sed -e "s#__SNIPPET__#../$snippet#" "$f" > "$OUT/$dir/${f##*/}"; done
 done
+# The test-harness kit (subagent-tree/testing): plain JS over the public API.
+mkdir -p "$OUT/testing"
+cp src/wasm/js/testing/testing.js src/wasm/js/testing/testing.d.ts "$OUT/testing/"
 sed -e "s#__VERSION__#$version#" -e "s#__DESCRIPTION__#$description#" src/wasm/js/package.json > "$OUT/package.json"
 rm -f "$OUT/.gitignore"
 # The package page and licences (npm shows README.md; the licence is MIT OR Apache-2.0).

@@ -34,7 +34,8 @@ console.log(SubagentRuntime, MemoryStore, listDescendants, init, IndexedDBStore,
     code: `import { SubagentRuntime, MemoryStore } from 'subagent-tree';
 import { DurableObjectStore } from 'subagent-tree/durable-object-store';
 import { OpenAIHost } from 'subagent-tree/openai-host';
-export default { fetch: () => new Response(String([SubagentRuntime, MemoryStore, DurableObjectStore, OpenAIHost].length)) };`,
+import { replayHost, settle } from 'subagent-tree/testing';
+export default { fetch: () => new Response(String([SubagentRuntime, MemoryStore, DurableObjectStore, OpenAIHost, replayHost, settle].length)) };`,
     // What wrangler does: the workerd condition, the .wasm kept as a module of its own.
     options: { platform: 'neutral', conditions: ['workerd', 'worker', 'browser'], mainFields: ['module', 'main'], loader: { '.wasm': 'copy' } },
   },

@@ -198,3 +198,51 @@ export async function runtimeTour(signal: AbortSignal): Promise<string[]> {
   void [called, id, maybe];
   return out;
 }
+
+// subagent-tree/testing: scripted hosts, record and replay, determinism, snapshots, portable trees.
+import {
+  TestingError,
+  exportTree,
+  importTree,
+  recordingHost,
+  replayHost,
+  scriptedHost,
+  seededIds,
+  settle,
+  snapshotTree,
+  testingErrorCodes,
+  treeLogText,
+  virtualClock,
+} from 'subagent-tree/testing';
+import type { CassetteRecord, Script, TestingErrorCode, TreeBundle } from 'subagent-tree/testing';
+
+export async function testingKit(): Promise<string> {
+  const script: Script = {
+    lead: [{ steps: [{ call: 'spawn_agent', input: { name: 'reviewer', description: 'Review', prompt: 'review' } }], reply: 'delegated' }, 'done'],
+    reviewer: [{ expectInput: /review/, steps: [{ waitForMessage: 'go' }, { say: 'ok' }], stopReason: 'completed' }, (turn) => ({ messages: [turn.name] })],
+    'reviewer/checker': [{ steps: [{ waitForAbort: true }] }, { fail: 'boom' }],
+  };
+  const clock = virtualClock({ start: 0, tick: 1 });
+  const host = recordingHost(scriptedHost(script), { onRecord: (line: string) => void line });
+  const store = new MemoryStore();
+  const runtime = new SubagentRuntime({ store, host, now: clock.now, newId: seededIds('t') });
+  const lead = await runtime.openRoot();
+  await settle(runtime, lead, { hosts: [scriptedHost(script).attach(runtime)] });
+  const records: readonly CassetteRecord[] = host.records;
+  const replay = replayHost(host.cassette());
+  replay.check();
+  const bundle: TreeBundle = await exportTree(store, lead.sessionId);
+  const { sessions } = await importTree(new MemoryStore(), bundle);
+  const code: TestingErrorCode | undefined = testingErrorCodes[0];
+  try {
+    replayHost('not a cassette');
+  } catch (e) {
+    if (e instanceof TestingError && e.code === 'INVALID_CASSETTE') void e.message;
+  }
+  // @ts-expect-error a step has exactly one known kind
+  const bad: Script = { lead: [{ steps: [{ tool: 'spawn_agent' }] }] };
+  // @ts-expect-error not a testing error code
+  const wrong: TestingErrorCode = 'UNKNOWN_AGENT';
+  void [records, sessions, code, bad, wrong, clock.advance(5)];
+  return (await snapshotTree(runtime, store, lead)) + (await treeLogText(store, lead.sessionId));
+}

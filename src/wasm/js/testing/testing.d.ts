@@ -1,0 +1,176 @@
+// subagent-tree/testing: a test-harness kit (scripted hosts, record and replay, determinism, settling, snapshots, portable trees).
+/**
+ * A test-harness kit over the public API, the same in Node, browsers and
+ * workerd: scripted hosts, record and replay of model turns, a virtual clock
+ * and a seeded id source, settling a whole tree, stable tree snapshots, and
+ * moving every log of a tree between two stores.
+ *
+ * @module subagent-tree/testing
+ */
+import type { Agent, AgentHost, AgentTurn, AgentTurnOutcome, JsonValue, SessionEvent, SessionStore, SubagentRuntime, SubagentStopReason } from '../index.js';
+
+/** Every code a `TestingError` can carry. */
+export type TestingErrorCode =
+  | 'INVALID_ARGUMENT'
+  | 'INVALID_SCRIPT'
+  | 'UNSCRIPTED_TURN'
+  | 'SCRIPT_MISMATCH'
+  | 'SCRIPTED_FAILURE'
+  | 'INVALID_CASSETTE'
+  | 'REPLAY_DRIFT'
+  | 'INVALID_BUNDLE'
+  | 'TARGET_NOT_EMPTY'
+  | 'IMPORT_FAILED';
+
+/** Every failure of this kit; `code` is stable, `message` names the member and turn where there is one. */
+export declare class TestingError extends Error {
+  constructor(code: TestingErrorCode, message: string, options?: { cause?: unknown });
+  readonly name: 'TestingError';
+  readonly code: TestingErrorCode;
+  cause?: unknown;
+}
+
+/** Every testing error code, in a stable order. */
+export declare const testingErrorCodes: readonly TestingErrorCode[];
+
+/** A clock for `RuntimeInit.now`: each read returns the time, then moves it on by `tick` ms. */
+export interface VirtualClock {
+  readonly now: () => number;
+  /** The time the next read returns (does not tick). */
+  peek(): number;
+  /** Moves the clock on by `ms`; returns the new time. */
+  advance(ms: number): number;
+}
+
+/** A virtual clock (default start 1,700,000,000,000 ms, tick 1 ms per read). */
+export declare function virtualClock(options?: { start?: number; tick?: number }): VirtualClock;
+
+/** A seeded id source for `RuntimeInit.newId`: the same UUID-shaped ids, in the same order, for the same seed. */
+export declare function seededIds(seed?: string | number): (kind: 'session' | 'message') => string;
+
+/** One step of a scripted turn. */
+export type ScriptStep =
+  /** Calls the member's tool by name (`spawn_agent`, `send_message`, ...); `expectError` checks `isError`. */
+  | { call: string; input?: JsonValue; expectError?: boolean }
+  /** An assistant message (the output is the last non-empty one). */
+  | { say: string }
+  /** Waits until a message is steered in (any, or one whose text contains / matches); ends `aborted` if interrupted first. Needs `attach(runtime)`. */
+  | { waitForMessage: true | string | RegExp }
+  /** Works until interrupted, then ends `aborted`. */
+  | { waitForAbort: true };
+
+/** One scripted turn. */
+export interface ScriptTurnSpec {
+  /** The turn's input text (joined by newlines) must contain this / match it (`SCRIPT_MISMATCH`). */
+  expectInput?: string | RegExp;
+  steps?: ScriptStep[];
+  /** The final assistant message. */
+  reply?: string;
+  stopReason?: SubagentStopReason;
+  diagnostic?: string;
+  structured?: JsonValue;
+  usage?: JsonValue;
+  /** The turn throws (`SCRIPTED_FAILURE`) after its steps: the runtime records an `error` turn. */
+  fail?: string;
+}
+
+/** A turn: the reply text, a turn object, or a function for anything else. */
+export type ScriptTurn = string | ScriptTurnSpec | ((turn: AgentTurn) => AgentTurnOutcome | undefined | Promise<AgentTurnOutcome | undefined>);
+
+/** Turns per full name (`lead`, `reviewer`, `reviewer/checker`), in order. */
+export type Script = Record<string, ScriptTurn[]>;
+
+/** What kit hosts share: the errors their turns threw, and `check()` that throws the first. */
+export interface CheckedHost extends AgentHost {
+  readonly failures: readonly Error[];
+  check(): void;
+}
+
+export interface ScriptedHost extends CheckedHost {
+  /** Gives `waitForMessage` steps the runtime's `subagent/message` events. */
+  attach(runtime: SubagentRuntime): this;
+}
+
+/** A host playing `script`; an unscripted turn throws `UNSCRIPTED_TURN` naming the member and the turn number. */
+export declare function scriptedHost(script: Script, options?: { onTurn?: (info: { name: string; turn: number; inputText: readonly string[] }) => void }): ScriptedHost;
+
+/** One step of a recorded turn, in order. */
+export type CassetteStep =
+  | { call: string; input: JsonValue; result?: { content: string; isError: boolean; structured?: JsonValue } }
+  | { steered: string[] };
+
+/** One line of a cassette after its header: a turn, keyed by `name` and `turn` (from 1). */
+export interface CassetteRecord {
+  name: string;
+  turn: number;
+  first: boolean;
+  inputText: string[];
+  steps: CassetteStep[];
+  /** What the host returned (`null` for nothing). */
+  outcome?: JsonValue;
+  /** What the host threw instead: its message, and its name when not `Error`. */
+  error?: string;
+  errorName?: string;
+}
+
+export interface RecordingHost extends AgentHost {
+  /** The turns recorded so far, in the order they ended. */
+  readonly records: readonly CassetteRecord[];
+  /** The cassette: a header line, then one JSON line per turn. */
+  cassette(): string;
+  /** Calls the wrapped host's `attach`, if it has one. */
+  attach(runtime: SubagentRuntime): this;
+  /** Calls the wrapped host's `check`, if it has one. */
+  check(): void;
+}
+
+export declare const CASSETTE_FORMAT: 'subagent-tree/cassette';
+
+/** Wraps `host`, recording every turn; `onRecord` receives each JSON line (the header first) as it is written. */
+export declare function recordingHost(host: AgentHost, options?: { onRecord?: (line: string) => void }): RecordingHost;
+
+/** A replaying host; `attach(runtime)` lets it wait for recorded steered messages. */
+export interface ReplayHost extends CheckedHost {
+  attach(runtime: SubagentRuntime): this;
+}
+
+/**
+ * A host replaying a cassette without a model; drift ends the turn with
+ * `REPLAY_DRIFT` naming member, turn and first difference. A recorded step
+ * of steered messages waits (on the runtime's events) until as many arrive.
+ */
+export declare function replayHost(cassette: string | CassetteRecord[]): ReplayHost;
+
+/** Checks a cassette (`INVALID_CASSETTE`); its records by `"<turn> <name>"`. */
+export declare function parseCassette(cassette: string | CassetteRecord[]): Map<string, CassetteRecord>;
+
+/** Where two JSON values first differ (`path: recorded X, now Y`), or `undefined`. */
+export declare function firstDifference(recorded: unknown, now: unknown, path?: string): string | undefined;
+
+/** Resolves once the whole tree is quiet, then calls each host's `check()`. */
+export declare function settle(runtime: SubagentRuntime, root: Agent, options?: { hosts?: readonly { check?(): void }[]; signal?: AbortSignal }): Promise<void>;
+
+/** A stable text of the tree: full names, labels, mode, activity, last stop reason and output. */
+export declare function snapshotTree(runtime: SubagentRuntime, store: SessionStore, root: Agent | string, options?: { maxOutput?: number }): Promise<string>;
+
+export declare const BUNDLE_FORMAT: 'subagent-tree/tree-bundle';
+
+/** Every log of a tree, JSON-ready. */
+export interface TreeBundle {
+  format: 'subagent-tree/tree-bundle';
+  version: 1;
+  rootId: string;
+  /** The root first, then descendants breadth-first. */
+  sessions: { id: string; events: SessionEvent[] }[];
+  /** Catalogued children whose log the source store did not have. */
+  missing?: string[];
+}
+
+/** Reads every log of the tree under `rootId`. */
+export declare function exportTree(store: SessionStore, rootId: string, options?: { signal?: AbortSignal }): Promise<TreeBundle>;
+
+/** Writes a bundle (or its JSON text) into a store without those sessions: checked whole first, root written last. */
+export declare function importTree(store: SessionStore, bundle: TreeBundle | string, options?: { signal?: AbortSignal }): Promise<{ rootId: string; sessions: number }>;
+
+/** Every log of a tree as one canonical JSON-lines text, for byte-for-byte comparisons. */
+export declare function treeLogText(store: SessionStore, rootId: string): Promise<string>;
