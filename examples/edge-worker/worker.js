@@ -9,7 +9,9 @@
 //   GET  /trees/:id                    rows: names, paths, activity
 //   POST /trees/:id/spawn              { parent?: fullName (default lead), name?, label, prompt } -> 201
 //   POST /trees/:id/message            { to: fullName, message, delivery?: 'steer'|'queue' } -> 202
-//   POST /trees/:id/interrupt          { agent: fullName } -> 202
+//   POST /trees/:id/interrupt          { agent: fullName } -> 200 { agent, id, signalled }
+// Limits (UTF-8 bytes, see LIMITS): a body over 64 KiB is refused 413 while it
+// is read; label 256 B, prompt and message 16 KiB, member references 256 B.
 //   GET  /trees/:id/transcript?agent=  one member's messages and turn results
 //   GET  /trees/:id/events             server-sent events: subagent/start, subagent/end, subagent/catalog
 import { SubagentRuntime, SubagentError, validateName } from 'subagent-tree';
@@ -17,7 +19,17 @@ import { DurableObjectStore } from 'subagent-tree/durable-object-store';
 import { OpenAIHost } from 'subagent-tree/openai-host';
 
 const STREAMED = ['subagent/start', 'subagent/end', 'subagent/catalog'];
-const MAX_BODY = 64 * 1024;
+
+/** The worker's documented limits, in UTF-8 bytes (README: "Limits"). */
+const LIMITS = Object.freeze({
+  bodyBytes: 64 * 1024,
+  labelBytes: 256,
+  promptBytes: 16 * 1024,
+  messageBytes: 16 * 1024,
+  refBytes: 256,
+});
+const utf8 = new TextEncoder();
+const byteLength = (s) => utf8.encode(s).byteLength;
 
 /** HTTP status of each library error code (anything else is a 500). */
 const STATUS = {
@@ -39,6 +51,7 @@ const STATUS = {
   DRAINING: 409,
   ACTIVATION_CLOSING: 409,
   APPEND_CONFLICT: 409,
+  LIMIT_EXCEEDED: 413,
   ACTIVATION_LIMIT_REACHED: 429,
   CANCELLED: 503,
   PERSISTENCE_UNAVAILABLE: 503,
@@ -104,15 +117,70 @@ async function route(request, env) {
     const id = env.TREES.newUniqueId();
     return env.TREES.get(id).fetch(new Request('https://tree/create', { method: 'POST' }));
   }
+  const rest = parts.slice(2).join('/');
   let id;
   try {
     id = env.TREES.idFromString(parts[1]);
   } catch {
     throw fail('UNKNOWN_AGENT', `there is no tree ${JSON.stringify(parts[1].slice(0, 80))}`);
   }
-  const inner = new URL(`https://tree/${parts.slice(2).join('/')}`);
+  // Public routes live under /api/ inside the object; its own routes (create) are not reachable from outside.
+  const inner = new URL(`https://tree/api/${rest}`);
   inner.search = url.search;
-  return env.TREES.get(id).fetch(new Request(inner, request));
+  if (request.method !== 'POST') return env.TREES.get(id).fetch(new Request(inner, request));
+  // A body is read here, bounded while it streams, so an oversized one never reaches the object.
+  const text = await readBody(request);
+  return env.TREES.get(id).fetch(new Request(inner, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text }));
+}
+
+function tooLarge() {
+  return fail('LIMIT_EXCEEDED', `the request body is larger than ${LIMITS.bodyBytes} bytes (bodyBytes)`);
+}
+
+/**
+ * The request body as text, refused with 413 as soon as it passes
+ * `LIMITS.bodyBytes` (a declared Content-Length over it is refused before
+ * reading; a streamed body is cancelled at the first chunk over it).
+ */
+async function readBody(request) {
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > LIMITS.bodyBytes) {
+    await request.body?.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > LIMITS.bodyBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw fail('INVALID_ARGUMENT', 'the request body is not valid UTF-8');
+  }
+}
+
+/** A string field within its byte limit (`LIMIT_EXCEEDED` names the limit). */
+function bounded(value, field, limit, key) {
+  if (typeof value === 'string' && byteLength(value) > limit) {
+    throw fail('LIMIT_EXCEEDED', `${field} is larger than ${limit} bytes (${key})`);
+  }
+  return value;
 }
 
 /**
@@ -211,7 +279,9 @@ export class TreeDO {
         release: (sessionId) => model.release?.(sessionId),
       };
       const recovery = env.RECOVERY === 'rerun' ? 'rerun' : 'report';
-      const runtime = new SubagentRuntime({ store: this.store, host, maxDepth: this.maxDepth, capacity: this.capacity, recovery });
+      // The runtime's own limits back the worker's (model-made children included).
+      const limits = { labelBytes: 2 * LIMITS.labelBytes, promptBytes: 2 * LIMITS.promptBytes, messageBytes: 2 * LIMITS.messageBytes };
+      const runtime = new SubagentRuntime({ store: this.store, host, maxDepth: this.maxDepth, capacity: this.capacity, recovery, limits });
       // While any turn runs, an alarm is set: an object evicted mid-turn is
       // started again by it, and opening the root records (or reruns) the lost turn.
       runtime.on('subagent/turn', (e) => {
@@ -235,29 +305,36 @@ export class TreeDO {
 
   async handle(request) {
     const url = new URL(request.url);
-    const route = `${request.method} ${url.pathname}`;
-    if (route === 'POST /create') return this.create();
+    if (request.method === 'POST' && url.pathname === '/create') return this.create();
+    if (!url.pathname.startsWith('/api/')) throw fail('NOT_FOUND', 'there is no such route');
+    // Errors name the public path (/trees/:id/...), never the object's own.
+    const sub = url.pathname.slice('/api'.length).replace(/\/+$/, '') || '/';
+    const shown = `/trees/${this.rootId}${sub === '/' ? '' : sub}`;
+    const allowed = { '/': 'GET', '/events': 'GET', '/transcript': 'GET', '/spawn': 'POST', '/message': 'POST', '/interrupt': 'POST' }[sub];
+    if (!allowed) throw fail('NOT_FOUND', `there is no route ${JSON.stringify(shown.slice(0, 200))}`);
+    if (request.method !== allowed) throw fail('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${shown}; use ${allowed}`);
     if ((await this.store.length(this.rootId)) === null) {
       throw fail('UNKNOWN_AGENT', `there is no tree ${JSON.stringify(this.rootId)}`);
     }
-    switch (route) {
-      case 'GET /':
+    switch (sub) {
+      case '/':
         return this.list();
-      case 'GET /events':
+      case '/events':
         return this.events(request);
-      case 'GET /transcript':
+      case '/transcript':
         return this.transcript(url.searchParams.get('agent') ?? 'lead');
-      case 'POST /spawn':
-        return this.exclusive(async () => this.spawn(await body(request)));
-      case 'POST /message':
-        return this.exclusive(async () => this.message(await body(request)));
-      case 'POST /interrupt':
-        return this.exclusive(async () => this.interrupt(await body(request)));
-      default:
-        if (['/', '/events', '/transcript', '/spawn', '/message', '/interrupt'].includes(url.pathname)) {
-          throw fail('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}`);
-        }
-        throw fail('NOT_FOUND', `there is no route ${JSON.stringify(url.pathname)} on a tree`);
+      case '/spawn': {
+        const input = await body(request);
+        return this.exclusive(() => this.spawn(input));
+      }
+      case '/message': {
+        const input = await body(request);
+        return this.exclusive(() => this.message(input));
+      }
+      default: {
+        const input = await body(request);
+        return this.exclusive(() => this.interrupt(input));
+      }
     }
   }
 
@@ -277,6 +354,7 @@ export class TreeDO {
   /** A member by reference (`lead`, a full name, or a Session id of this tree): `{ id, name, depth, mode, rows }`. */
   async member(runtime, root, ref, field) {
     if (typeof ref !== 'string' || ref === '') throw fail('INVALID_ARGUMENT', `${field} must be a full name such as reviewer/checker`);
+    bounded(ref, field, LIMITS.refBytes, 'refBytes');
     const id = await runtime.resolveName(root, ref, {});
     const rows = await runtime.listDescendants(this.rootId, {});
     if (id === this.rootId) return { id, name: 'lead', depth: 0, mode: 'root', rows };
@@ -292,9 +370,20 @@ export class TreeDO {
     if (typeof prompt !== 'string' || prompt.trim() === '') throw fail('INVALID_ARGUMENT', 'prompt must be a non-empty string');
     if (name !== undefined && typeof name !== 'string') throw fail('INVALID_ARGUMENT', 'name must be a string when given');
     if (name !== undefined) validateName(name);
+    bounded(label, 'label', LIMITS.labelBytes, 'labelBytes');
+    bounded(prompt, 'prompt', LIMITS.promptBytes, 'promptBytes');
     const spec = { provider: 'spawn', label, prompt, delivery: 'parent' };
     if (name !== undefined) spec.name = name;
     const target = await this.member(runtime, root, parent, 'parent');
+    // What can refuse the spawn is checked before the parent is reopened: a
+    // cold parent reopened and released without a new child settles again and
+    // tells its creator it "was stopped before it finished" (a write and a model turn).
+    if (target.depth + 1 > this.maxDepth) {
+      throw fail('DEPTH_EXCEEDED', `${target.name} is at depth ${target.depth}; this tree has children down to depth ${this.maxDepth}`);
+    }
+    if (name !== undefined && target.rows.some((r) => r.kind === 'child' && r.parentId === target.id && r.name === name)) {
+      throw fail('DUPLICATE_NAME', `${target.name} already has a child named ${JSON.stringify(name)}`);
+    }
     // The parent's live handle under the root's authority: a cold member is resumed
     // without a message, so a refused spawn writes nothing and costs no model turn.
     const held = await runtime.reopen(root, target.id);
@@ -313,6 +402,7 @@ export class TreeDO {
     const { to, message, delivery = 'steer' } = input;
     if (typeof message !== 'string' || message.trim() === '') throw fail('INVALID_ARGUMENT', 'message must be a non-empty string');
     if (delivery !== 'steer' && delivery !== 'queue') throw fail('INVALID_ARGUMENT', "delivery must be 'steer' or 'queue'");
+    bounded(message, 'message', LIMITS.messageBytes, 'messageBytes');
     const target = await this.member(runtime, root, to, 'to');
     const messageId = await runtime.prompt(root, target.id, message, { delivery });
     return json({ messageId, to: target.name, id: target.id }, 202);
@@ -321,8 +411,9 @@ export class TreeDO {
   async interrupt(input) {
     const { runtime, root } = await this.open();
     const target = await this.member(runtime, root, input.agent, 'agent');
+    // The receipt as is: `signalled: false` says nothing was running, so nothing was stopped.
     const { signalled } = runtime.interrupt(target.id, { kind: 'user', root });
-    return json({ interrupted: target.name, id: target.id, stopped: signalled }, 202);
+    return json({ agent: target.name, id: target.id, signalled });
   }
 
   async transcript(ref) {
@@ -364,9 +455,9 @@ export class TreeDO {
   }
 }
 
+/** The JSON object of a request the front already bounded (readBody); bounded again here. */
 async function body(request) {
-  const text = await request.text();
-  if (text.length > MAX_BODY) throw fail('INVALID_ARGUMENT', `the request body is larger than ${MAX_BODY} bytes`);
+  const text = await readBody(request);
   let value;
   try {
     value = JSON.parse(text);

@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Miniflare } from 'miniflare';
@@ -137,8 +138,8 @@ test('the example worker: a named tree over HTTP survives a restart; cold member
 
     // Interrupt the running reviewer: its turn ends aborted, the member stays.
     const stopped = await api.post(`/trees/${tree}/interrupt`, { agent: 'reviewer' });
-    assert.equal(stopped.status, 202);
-    assert.equal(stopped.body.interrupted, 'reviewer');
+    assert.equal(stopped.status, 200, JSON.stringify(stopped.body));
+    assert.deepEqual(stopped.body, { agent: 'reviewer', id: reviewer.body.id, signalled: true });
     const reviewerTurns = await until(async () => {
       const t = await turnsOf(api, tree, 'reviewer');
       return t.length > 0 && t;
@@ -149,7 +150,7 @@ test('the example worker: a named tree over HTTP survives a restart; cold member
     await until(() => sse.events.some((e) => e.event === 'subagent/end' && e.data.name === 'reviewer/checker/probe'), 'probe end on the stream');
     const started = sse.events.filter((e) => e.event === 'subagent/start').map((e) => e.data.name);
     // Created in this order; a cold member is resumed (reopened) for each spawn
-    // under it, refused ones included, and settles again: every start has its end.
+    // under it that passes the worker's checks, and settles again: every start has its end.
     assert.deepEqual([...new Set(started)], ['reviewer', 'reviewer/checker', 'reviewer/checker/probe']);
     assert.ok(started.filter((n) => n === 'reviewer/checker').length >= 2, 'checker was resumed to take its child');
     const catalog = sse.events.filter((e) => e.event === 'subagent/catalog').map((e) => e.data.entry.name);
@@ -189,6 +190,135 @@ test('the example worker: a named tree over HTTP survives a restart; cold member
     const other = (await api.post('/trees')).body.id;
     assert.notEqual(other, tree);
     assert.equal((await api.post(`/trees/${other}/spawn`, { name: 'reviewer', label: 'Own', prompt: 'p' })).status, 201);
+  } finally {
+    await mf.dispose();
+    await rm(persist, { recursive: true, force: true });
+  }
+});
+
+const utf8Bytes = (s) => Buffer.byteLength(s, 'utf8');
+
+/**
+ * POSTs `sent` bytes chunked (no Content-Length) with node:http and leaves the
+ * body unfinished: only a worker that refuses it while reading can answer
+ * (one that reads the whole body first would wait for the rest).
+ * Resolves `{ status, text }`; the connection is then dropped.
+ */
+function postUnfinished(url, sent) {
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      answered = true;
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => {
+        req.destroy();
+        resolve({ status: res.statusCode, text });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', (e) => {
+      if (!answered) reject(e);
+    });
+    req.write('{"to":"idler","message":"');
+    req.write(Buffer.alloc(sent, 0x61));
+  });
+}
+
+test('the example worker: limits in UTF-8 bytes while the body streams, bounded fields, public paths in errors, interrupt receipts, refused spawns write nothing', async () => {
+  const persist = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-limits-'));
+  const mf = start(persist);
+  try {
+    const api = client(mf);
+    const tree = (await api.post('/trees')).body.id;
+    const made = await api.post(`/trees/${tree}/spawn`, { name: 'idler', label: 'Idle', prompt: 'Answer once' });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    await until(async () => (await api.get(`/trees/${tree}`)).body.rows[0]?.activity === 'inactive' && (await turnsOf(api, tree, 'idler')).length === 1, 'idler to answer and settle');
+    const snapshot = async () => JSON.stringify([
+      (await api.get(`/trees/${tree}`)).body.rows,
+      (await api.get(`/trees/${tree}/transcript?agent=idler`)).body,
+      (await api.get(`/trees/${tree}/transcript?agent=lead`)).body,
+    ]);
+    const before = await snapshot();
+
+    // 80 KB of 3-byte characters is 27,000 characters: under 64 Ki characters, over 64 KiB.
+    const wide = 'あ'.repeat(27_000);
+    assert.ok(wide.length < 64 * 1024 && utf8Bytes(JSON.stringify({ to: 'idler', message: wide })) > 64 * 1024);
+    const e413 = await expectError(api.post(`/trees/${tree}/message`, { to: 'idler', message: wide }), 413, 'LIMIT_EXCEEDED');
+    assert.match(e413.message, /65536 bytes/);
+
+    // A 30 MB streamed body (no Content-Length) is refused while it streams: the
+    // answer arrives before the client has produced the whole body.
+    // A body streamed without Content-Length is refused while it streams: 256 KiB
+    // are sent and the body never ends, so the answer cannot wait for the rest.
+    const streamed = await postUnfinished(new URL(`/trees/${tree}/message`, await mf.ready), 256 * 1024);
+    assert.equal(streamed.status, 413, streamed.text);
+    assert.equal(JSON.parse(streamed.text).error.code, 'LIMIT_EXCEEDED');
+    // A declared Content-Length over the limit is refused too.
+    await expectError(api.post(`/trees/${tree}/spawn`, 'x'.repeat(70 * 1024), true), 413, 'LIMIT_EXCEEDED');
+    // Invalid UTF-8 is a coded 400.
+    const bad = await mf.dispatchFetch(`http://edge/trees/${tree}/message`, { method: 'POST', body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]) });
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error.code, 'INVALID_ARGUMENT');
+
+    // Bounded fields, in bytes: label 256, prompt and message 16 KiB, references 256.
+    const label = await expectError(api.post(`/trees/${tree}/spawn`, { name: 'wide', label: 'L'.repeat(60_000), prompt: 'p' }), 413, 'LIMIT_EXCEEDED');
+    assert.match(label.message, /label .*256 bytes \(labelBytes\)/);
+    await expectError(api.post(`/trees/${tree}/spawn`, { name: 'wide', label: 'é'.repeat(129), prompt: 'p' }), 413, 'LIMIT_EXCEEDED');
+    assert.equal((await api.post(`/trees/${tree}/spawn`, { parent: 'idler', name: 'fits', label: 'é'.repeat(128), prompt: 'p' })).status, 201);
+    await until(async () => (await api.get(`/trees/${tree}`)).body.rows.every((r) => r.activity === 'inactive'), 'fits to settle');
+    const settled = await snapshot();
+    const idlerTurns = (await turnsOf(api, tree, 'idler')).length; // its prompt, then fits' notice
+    assert.equal(idlerTurns, 2);
+    await expectError(api.post(`/trees/${tree}/spawn`, { name: 'wide', label: 'x', prompt: 'あ'.repeat(5462) }), 413, 'LIMIT_EXCEEDED');
+    await expectError(api.post(`/trees/${tree}/message`, { to: 'idler', message: 'm'.repeat(16 * 1024 + 1) }), 413, 'LIMIT_EXCEEDED');
+    await expectError(api.post(`/trees/${tree}/message`, { to: 'a/'.repeat(200), message: 'm' }), 413, 'LIMIT_EXCEEDED');
+    await expectError(api.post(`/trees/${tree}/spawn`, { name: 'n'.repeat(33), label: 'x', prompt: 'p' }), 400, 'INVALID_NAME');
+    await expectError(api.get(`/trees/${tree}/transcript?agent=${'a'.repeat(300)}`), 413, 'LIMIT_EXCEEDED');
+
+    // A refused spawn under a cold member writes nothing and runs no turn.
+    await expectError(api.post(`/trees/${tree}/spawn`, { parent: 'idler', name: 'fits', label: 'x', prompt: 'p' }), 409, 'DUPLICATE_NAME');
+    await expectError(api.post(`/trees/${tree}/spawn`, { parent: 'idler', name: 'Bad Name', label: 'x', prompt: 'p' }), 400, 'INVALID_NAME');
+    await expectError(api.post(`/trees/${tree}/spawn`, { parent: 'idler', name: 'roomy', label: 'L'.repeat(300), prompt: 'p' }), 413, 'LIMIT_EXCEEDED');
+    assert.equal(await snapshot(), settled, 'nothing was written by refused requests');
+    assert.equal((await turnsOf(api, tree, 'idler')).length, idlerTurns, 'idler ran no turn for them');
+    assert.notEqual(before, settled);
+
+    // Interrupting an idle member answers with the receipt: nothing was stopped.
+    const idle = await api.post(`/trees/${tree}/interrupt`, { agent: 'idler' });
+    assert.equal(idle.status, 200, JSON.stringify(idle.body));
+    assert.deepEqual(idle.body, { agent: 'idler', id: made.body.id, signalled: false });
+    assert.equal(await snapshot(), settled, 'an interrupt of an idle member changes nothing');
+
+    // No error body names the object's own paths.
+    const errors = [];
+    for (const [method, url] of [
+      ['DELETE', `/trees/${tree}`],
+      ['PUT', `/trees/${tree}/spawn`],
+      ['POST', `/trees/${tree}`],
+      ['GET', `/trees/${tree}/create`],
+      ['POST', `/trees/${tree}/create`],
+      ['GET', `/trees/${tree}/api`],
+      ['GET', `/trees/${tree}/nowhere/deeper`],
+      ['DELETE', `/trees/${'0'.repeat(64)}`],
+    ]) {
+      const r = await mf.dispatchFetch(`http://edge${url}`, { method, body: method === 'POST' || method === 'PUT' ? '{}' : undefined });
+      const text = await r.text();
+      assert.ok([404, 405].includes(r.status), `${method} ${url}: ${r.status} ${text}`);
+      const { error } = JSON.parse(text);
+      assert.ok(['NOT_FOUND', 'METHOD_NOT_ALLOWED', 'UNKNOWN_AGENT'].includes(error.code), text);
+      // Every path it names is a public one (/trees/:id...): nothing else that looks like a path is left.
+      const rest = error.message.replace(/\/trees\/[0-9a-f]{64}(\/[a-z]+)*/g, '');
+      assert.doesNotMatch(rest, /https?:|\/|\bapi\b/, `${method} ${url} names an internal path: ${text}`);
+      errors.push([method, url, r.status, error]);
+    }
+    const del = errors[0];
+    assert.equal(del[2], 405);
+    assert.equal(del[3].message, `DELETE is not allowed on /trees/${tree}; use GET`);
+    assert.equal(errors[3][2], 404, 'the object\'s create route is not reachable from outside');
+    assert.equal(errors[4][2], 404);
+    assert.equal(await snapshot(), settled);
   } finally {
     await mf.dispose();
     await rm(persist, { recursive: true, force: true });
