@@ -524,3 +524,26 @@ fn disposing_a_member_ends_its_own_children_first() {
         w.lifecycle().into_iter().filter(|(kind, _)| *kind == "end").map(|(_, name)| name).collect();
     assert_eq!(ends, ["a/b", "a"]);
 }
+
+/// Found by the edge worker: a cold member reopened and released without a
+/// turn settled again with an "aborted" notice that woke its creator.
+#[test]
+fn a_member_reopened_and_released_without_a_turn_tells_nobody() {
+    let w = world(Rc::default());
+    let root = w.root();
+    let a = w.start(&root, "a");
+    w.exec.run_idle();
+    assert!(!w.rt.is_resident(&a.child_id), "a finished and settled");
+    let notices = |w: &World| {
+        let log = w.store.inner.read_now("root", &ReadQuery::types(&[event::MESSAGE], &Signal::never())).unwrap();
+        log.len()
+    };
+    let before = notices(&w);
+    let (rt, r) = (w.rt.clone(), root.clone());
+    let held = w.run(async move { rt.reopen(&r, "a", &Signal::never()).await.unwrap() });
+    assert!(w.rt.is_resident(&a.child_id));
+    held.release();
+    w.exec.run_idle();
+    assert!(!w.rt.is_resident(&a.child_id), "released, it settles again");
+    assert_eq!(notices(&w), before, "no second notice reached the creator");
+}

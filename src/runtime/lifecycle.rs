@@ -210,8 +210,12 @@ impl Runtime {
         // residency whose `subagent/start` would precede this one's end.
         let creator = member.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
         let creator = creator.filter(|p| p.phase() == Phase::Live);
-        let result = member.state.borrow_mut().last.take().unwrap_or_else(|| Ok(SubagentResult::new(stop::ABORTED)));
-        let draining = self.0.state.borrow().trees.get(&member.root_id).is_some_and(|t| t.draining);
+        let last = member.state.borrow_mut().last.take();
+        // A member reopened (or resumed) and let go without running a turn has
+        // nothing new to report: its creator is not told again.
+        let quiet = last.is_none() && !abort;
+        let result = last.unwrap_or_else(|| Ok(SubagentResult::new(stop::ABORTED)));
+        let draining = quiet || self.0.state.borrow().trees.get(&member.root_id).is_some_and(|t| t.draining);
         if let (Some(parent), Ok(r), super::Delivery::Parent, false) =
             (&creator, &result, settlement.delivery, draining)
         {
