@@ -119,6 +119,9 @@ pub struct Ctx {
     pub notices: RefCell<BTreeMap<String, u32>>,
     /// Children started with `delivery: 'caller'` (their results are not notices).
     pub caller_delivery: RefCell<BTreeSet<String>>,
+    /// Members with something to report in their current residency: a turn
+    /// ended (or a lost one was recorded), an external run, or a dispose.
+    pub reportable: RefCell<BTreeSet<String>>,
     /// Per session, the message ids the host was handed (input or steered).
     pub seen: RefCell<BTreeMap<String, BTreeSet<String>>>,
     /// Per session, the full name and creator name its turns carried.
@@ -152,6 +155,7 @@ impl Ctx {
             tasks: RefCell::default(),
             notices: RefCell::default(),
             caller_delivery: RefCell::default(),
+            reportable: RefCell::default(),
             seen: RefCell::default(),
             names: RefCell::default(),
             lifecycle: RefCell::default(),

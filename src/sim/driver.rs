@@ -90,7 +90,9 @@ pub struct Epoch {
 fn check_notice(ctx: &Ctx, rt: &Runtime, end: &crate::runtime::RunEndInfo) {
     let info = &end.info;
     let (child, parent) = (info.id.as_str(), info.parent_session_id.as_str());
-    if end.error.is_some() || ctx.caller_delivery.borrow().contains(child) {
+    // A residency that ran no turn and was let go has nothing new to report.
+    let reportable = ctx.reportable.borrow().contains(child);
+    if end.error.is_some() || ctx.caller_delivery.borrow().contains(child) || !reportable {
         return;
     }
     if rt.agent(parent).is_none() || rt.is_draining(&info.root_session_id) || rt.is_input_closed(parent) {
@@ -130,7 +132,15 @@ fn check_children_first(ctx: &Ctx, rt: &Runtime, end: &crate::runtime::RunEndInf
 fn on_event(ctx: &Ctx, event: &RuntimeEvent) {
     let mut lc = ctx.lifecycle.borrow_mut();
     match event {
+        RuntimeEvent::Turn { session_id, stop_reason: Some(_), .. } => {
+            ctx.reportable.borrow_mut().insert(session_id.clone());
+        }
         RuntimeEvent::Start(info) => {
+            if info.mode == crate::Mode::External {
+                ctx.reportable.borrow_mut().insert(info.id.clone());
+            } else {
+                ctx.reportable.borrow_mut().remove(&info.id);
+            }
             let c = lc.counts.entry(info.id.clone()).or_default();
             if c.0 != c.1 {
                 ctx.violation(format!("subagent/start for {} ({}) while it is already started", info.id, info.name));
@@ -817,6 +827,10 @@ impl Epoch {
         let held = self.ctx.rng.pick(&self.held.borrow()).cloned();
         let Some(held) = held else { return };
         self.closings.set(self.closings.get() + 1);
+        if held.act.agent().is_some() {
+            // Disposing the residency it started (not an ended one) forces a report.
+            self.ctx.reportable.borrow_mut().insert(held.act.child_id.clone());
+        }
         let result = held.act.dispose().await;
         self.ctx.note(|| format!("dispose {}: {result:?}", held.act.name));
         self.expect_allowed(&format!("dispose {}", held.act.name), &result, &[C::ActivationTeardownFailed], true);
