@@ -13,11 +13,41 @@
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 use subagent_tree::sim::{run_seed, Config, Report};
 
 thread_local! {
     static CURRENT: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// The seed running now and how many seeds have finished, for the watchdog.
+static RUNNING: AtomicU64 = AtomicU64::new(u64::MAX);
+static FINISHED: AtomicU64 = AtomicU64::new(0);
+
+/// A seed runs in well under a second; one that has run for minutes is spinning
+/// in a loop that never yields (the executor cannot see it), so the watchdog
+/// names it and exits rather than let `make sim` hang without a word.
+fn watchdog() {
+    const STUCK: Duration = Duration::from_secs(120);
+    std::thread::spawn(|| {
+        let (mut seen, mut since) = (u64::MAX, Instant::now());
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+            let finished = FINISHED.load(Ordering::Relaxed);
+            if finished != seen {
+                (seen, since) = (finished, Instant::now());
+            } else if since.elapsed() > STUCK {
+                let seed = RUNNING.load(Ordering::Relaxed);
+                eprintln!(
+                    "[sim] seed {seed} has run {}s without finishing. Replay it with:\n  {}",
+                    STUCK.as_secs(),
+                    replay(seed)
+                );
+                std::process::exit(4);
+            }
+        }
+    });
 }
 
 fn replay(seed: u64) -> String {
@@ -54,11 +84,13 @@ fn main() {
         }
     }));
 
+    watchdog();
     let started = Instant::now();
     let (mut ops, mut faults) = (BTreeMap::<&str, u64>::new(), BTreeMap::<&str, u64>::new());
     let (mut epochs, mut failed) = (0u64, Vec::<Report>::new());
     for (i, &seed) in range.iter().enumerate() {
         CURRENT.with(|c| c.set(Some(seed)));
+        RUNNING.store(seed, Ordering::Relaxed);
         let report = match std::panic::catch_unwind(|| run_seed(seed, &config)) {
             Ok(report) => report,
             Err(_) => {
@@ -76,6 +108,7 @@ fn main() {
                 std::process::exit(3);
             }
         }
+        FINISHED.fetch_add(1, Ordering::Relaxed);
         epochs += report.epochs as u64;
         for (k, v) in &report.ops {
             *ops.entry(k).or_default() += v;

@@ -273,15 +273,16 @@ impl Runtime {
                 Phase::Live => return Ok(target),
                 // Settling now: wait, then resume it from its log.
                 Phase::Closing => {
-                    let closed = target.settlement.as_ref().map(|s| s.closed.clone());
-                    if let Some(closed) = closed {
-                        signal
-                            .guard(async {
-                                closed.wait().await;
-                                Ok(())
-                            })
-                            .await?;
-                    }
+                    // Only a root closes without a settlement: as a root not open, never waited on.
+                    let Some(closed) = target.settlement.as_ref().map(|s| s.closed.clone()) else {
+                        return Err(crate::err!(ParentUnavailable, "the tree root {root_id:?} is closing"));
+                    };
+                    signal
+                        .guard(async {
+                            closed.wait().await;
+                            Ok(())
+                        })
+                        .await?;
                 }
                 // Left residency after this lookup began: resume it afresh.
                 Phase::Gone => {
