@@ -773,6 +773,15 @@ impl Runtime {
         }
     }
 
+    /// Runs `check` on a member whose log is known: one left unsure is taken in first.
+    pub(crate) async fn check_known(&self, member: &Member, check: impl FnOnce(&Member) -> Result<()>) -> Result<()> {
+        let _guard = member.append_lock.lock().await;
+        if member.log_unsure.get() {
+            self.take_in_tail(member).await?;
+        }
+        check(member)
+    }
+
     /// Reads what landed past `next_seq` in an unsure log and takes it in.
     async fn take_in_tail(&self, member: &Member) -> Result<()> {
         let query = ReadQuery { from_seq: member.next_seq.get(), ..ReadQuery::default() };

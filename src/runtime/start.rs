@@ -365,17 +365,7 @@ impl Runtime {
     async fn publish(&self, admission: &Admission, entry: &CatalogEntry) -> Result<()> {
         // A sibling entry whose write was reported failed may have landed
         // since admission: the name is checked again against the log.
-        let unique = |parent: &Member| {
-            if parent.child_names.borrow().contains(admission.name.as_str()) {
-                return Err(crate::err!(
-                    DuplicateName,
-                    "agent name {:?} is already taken among the children of {:?}",
-                    admission.name.as_str(),
-                    parent.full_name
-                ));
-            }
-            Ok(())
-        };
+        let unique = |parent: &Member| unique_name(parent, admission);
         self.append_if(&admission.parent, vec![(event::CATALOG.to_owned(), entry.to_payload())], unique).await?;
         self.emit(RuntimeEvent::Catalog {
             root_id: admission.parent.root_id.clone(),
@@ -487,6 +477,11 @@ impl Runtime {
     }
 
     async fn start_external(&self, spec: &ActivationSpec, admission: &Admission) -> Result<Activation> {
+        if spec.delivery == Delivery::Caller {
+            // No catalog write re-checks the name: a log left unsure by a write
+            // of unknown outcome is taken in first (found by sim seed 9321).
+            self.check_known(&admission.parent, |parent| unique_name(parent, admission)).await?;
+        }
         // The provider's signal: the caller's before publication, then ours (interrupt, dispose, drain).
         let run_signal = Signal::new();
         let published = Rc::new(Cell::new(false));
@@ -680,4 +675,17 @@ impl Run for SharedRun {
     fn dispose(&self) -> crate::exec::LocalBoxFuture<'static, Result<()>> {
         self.0.dispose()
     }
+}
+
+/// Refuses a name a committed sibling entry holds (one that landed after admission).
+fn unique_name(parent: &Member, admission: &Admission) -> Result<()> {
+    if parent.child_names.borrow().contains(admission.name.as_str()) {
+        return Err(crate::err!(
+            DuplicateName,
+            "agent name {:?} is already taken among the children of {:?}",
+            admission.name.as_str(),
+            parent.full_name
+        ));
+    }
+    Ok(())
 }
