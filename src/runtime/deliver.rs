@@ -138,6 +138,11 @@ impl Runtime {
         } else {
             self.target_for(&root.0.root_id, &target_id, signal).await?
         };
+        // A drain in progress stops every member, held or not: no hold is promised (sim seed 8438).
+        let draining = self.0.state.borrow().trees.get(&root.0.root_id).is_some_and(|t| t.draining);
+        if draining && !member.is_root() {
+            return Err(crate::err!(Draining, "this tree is draining and holds no members"));
+        }
         // No await since `target_for` returned it live: the hold lands before it could settle.
         member.state.borrow_mut().holds += 1;
         Ok(Held { runtime: self.clone(), member, released: Cell::new(false) })

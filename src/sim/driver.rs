@@ -1052,7 +1052,13 @@ impl Epoch {
             }
         }
         ctx.delay(ctx.rng.range(0, 20)).await;
-        if self.closings.get() == closings && !self.rt.is_resident(agent.session_id()) {
+        // A store failure may end it anyway: a member whose log cannot be written ends in error.
+        let failed = {
+            let lc = ctx.lifecycle.borrow();
+            let ends = lc.counts.get(agent.session_id()).map_or(0, |c| c.1);
+            lc.ends.get(&(agent.session_id().to_owned(), ends)).is_some_and(|(_, error)| error.is_some())
+        };
+        if self.closings.get() == closings && !failed && !self.rt.is_resident(agent.session_id()) {
             ctx.violation(format!("{} ({}) left residency while held", agent.name(), agent.session_id()));
         }
         held.release();

@@ -1366,7 +1366,11 @@ export interface InterruptReceipt {
   readonly signalled: boolean;
 }
 
-/** A member reopened under its root: a live handle, held resident until `release()`. */
+/**
+ * A member reopened under its root: a live handle, held resident until `release()`,
+ * unless a drain stops it or its log cannot be written (it then ends in error).
+ * `reopen` refuses with `DRAINING` while the member's tree drains.
+ */
 export interface HeldMember {
   readonly agent: Agent;
   /** Ends the hold (idempotent); an idle member with nothing owned then settles as usual. */
