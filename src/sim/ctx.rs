@@ -253,6 +253,13 @@ impl Ctx {
     }
 
     /// The own catalog names of one session, from the store.
+    /// The `delivery` a child's own `session/start` records.
+    pub fn logged_delivery(&self, child: &str) -> Option<String> {
+        let query = ReadQuery::types(&[crate::event::SESSION_START], &Signal::never());
+        let starts = self.inner.read_now(child, &query)?;
+        starts.last()?.payload.get("delivery").and_then(Value::as_str).map(str::to_owned)
+    }
+
     pub fn committed_names(&self, session: &str) -> Vec<String> {
         let events = self.inner.read_now(session, &ReadQuery::default()).unwrap_or_default();
         crate::catalog::project_log(&events)

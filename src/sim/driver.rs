@@ -92,7 +92,10 @@ fn check_notice(ctx: &Ctx, rt: &Runtime, end: &crate::runtime::RunEndInfo) {
     let (child, parent) = (info.id.as_str(), info.parent_session_id.as_str());
     // A residency that ran no turn and was let go has nothing new to report.
     let reportable = ctx.reportable.borrow().contains(child);
-    if end.error.is_some() || ctx.caller_delivery.borrow().contains(child) || !reportable {
+    // Caller delivery as its log records it: a start reported failed may have published (sim seed 5899).
+    let caller =
+        ctx.caller_delivery.borrow().contains(child) || ctx.logged_delivery(child).as_deref() == Some("caller");
+    if end.error.is_some() || caller || !reportable {
         return;
     }
     if rt.agent(parent).is_none() || rt.is_draining(&info.root_session_id) || rt.is_input_closed(parent) {
