@@ -17,7 +17,7 @@ const AUTORUN = params.get('autorun') !== '0';
 const ROOT_KEY = `subagent-tree-demo:${DB}:root`;
 const OPENING = 'Prepare the 1.0 release: have the change reviewed and the release notes drafted.';
 const TRANSCRIPT_TYPES = ['message/input', 'turn/end'];
-const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/catalog'];
+const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/turn', 'subagent/catalog'];
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -49,6 +49,7 @@ const state = {
   root: null, // live lead handle (leader only)
   rootId: localStorage.getItem(ROOT_KEY),
   selected: null, // { sessionId, name }
+  running: new Set(), // session ids whose turn is running (from `subagent/turn`): Interrupt is offered only for these
   transcript: { sessionId: null, nextSeq: 0, chain: Promise.resolve() },
 };
 
@@ -98,7 +99,7 @@ function updateControls() {
   const name = state.selected?.name;
   ui.spawnParent.textContent = name ?? '—';
   ui.interruptName.textContent = name ?? '—';
-  ui.interrupt.disabled = !leader || !state.selected;
+  ui.interrupt.disabled = !leader || !state.selected || !state.running.has(state.selected.sessionId);
 }
 
 // ---- transcript ---------------------------------------------------------------
@@ -211,6 +212,15 @@ async function drive() {
   state.root = root;
   state.rootId = root.sessionId;
   localStorage.setItem(ROOT_KEY, root.sessionId);
+  runtime.on(
+    'subagent/turn',
+    ({ sessionId, phase }) => {
+      if (phase === 'start') state.running.add(sessionId);
+      else state.running.delete(sessionId);
+      updateControls();
+    },
+    { root: root.sessionId },
+  );
   for (const type of LIVE_EVENTS) {
     runtime.on(type, (detail) => state.lock.post({ type: 'event', eventType: type, detail }), { root: root.sessionId });
   }

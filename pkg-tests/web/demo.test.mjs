@@ -128,7 +128,7 @@ describe('demo page', { skip }, () => {
     await waitForSettledTree(page, OPENING_TREE);
     const r = await rows(page);
     assert.deepEqual(r.map((x) => [x.name, x.level, x.activity ?? null]), [
-      ['lead', 1, null],
+      ['lead', 1, 'inactive'], // the root row shows its own turns: lead ran the opening,
       ['reviewer', 2, 'inactive'],
       ['reviewer/checker', 3, 'inactive'],
       ['writer', 2, 'inactive'],
@@ -194,6 +194,11 @@ describe('demo page', { skip }, () => {
     await page.click('#interrupt');
     assert.deepEqual(await result(page), { kind: 'ok', code: undefined, text: 'Interrupted writer: its turn was stopped.' });
     await waitForTranscript(page, (entries) => entries.some((e) => e.kind === 'turn' && e.stop === 'aborted'));
+    // After the stopped turn the badge no longer says running and Interrupt is no longer offered.
+    await waitFor(page, () => {
+      const li = document.querySelector('subagent-tree').shadowRoot.querySelector('[data-name="writer"]');
+      return li.querySelector(':scope > .row > .badge.activity')?.textContent === 'inactive' && document.querySelector('#interrupt').disabled;
+    });
     await screenshot(page, 'demo-interrupt');
     page.check();
   });

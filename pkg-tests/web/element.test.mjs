@@ -287,7 +287,7 @@ describe('<subagent-tree> over a store', () => {
       ['alpha/beta', 'running'],
     ]);
     assert.equal(result.listings, 1, 'live events never re-list');
-    assert.deepEqual(result.roots, ['root-live', 'root-live', 'root-live'], 'listeners are scoped to the root');
+    assert.deepEqual(result.roots, ['root-live', 'root-live', 'root-live', 'root-live'], 'listeners are scoped to the root');
     assert.equal(result.after, 0, 'listeners are removed when the element leaves the page');
     page.check();
     await page.close();
@@ -351,6 +351,45 @@ describe('<subagent-tree> over a store', () => {
       ],
     ]);
     assert.equal(r.listings, 1, 'one listing at load; everything after comes from events');
+    page.check();
+    await page.close();
+  });
+
+  test('interrupt badge: a running member shows running, and not after its turn is interrupted; the root row shows its own turns', { skip: hasRuntime() ? false : 'no SubagentRuntime in pkg/ yet' }, async () => {
+    const page = await openFixture(context, site.url);
+    await page.evaluate(async () => {
+      const { SubagentRuntime, MemoryStore } = window.lib;
+      window.seen = new Set(); // names whose turn has started
+      const host = {
+        // `worker` waits until interrupted; every other turn (lead's notice) ends at once.
+        async runTurn(turn) {
+          window.seen.add(turn.name);
+          if (turn.name !== 'worker') return { messages: [`done by ${turn.name}`] };
+          await new Promise((resolve) => turn.signal.addEventListener('abort', resolve, { once: true }));
+          return { stopReason: 'aborted' };
+        },
+      };
+      const runtime = new SubagentRuntime({ store: new MemoryStore(), host, maxDepth: 2 });
+      const lead = await runtime.openRoot({});
+      const el = document.createElement('subagent-tree');
+      el.runtime = runtime;
+      el.root = lead;
+      document.body.replaceChildren(el);
+      await el.ready;
+      Object.assign(window, { runtime, lead, el });
+      await runtime.startActivation({ provider: 'spawn', parent: lead, name: 'worker', label: 'Long job', prompt: 'work' });
+    });
+    const badge = (name) => page.evaluate((name) => window.items(window.el).find((x) => x.name === name)?.activity ?? null, name);
+    await page.waitForFunction(() => window.seen.has('worker') && window.items(window.el).some((x) => x.name === 'worker' && x.activity === 'running'));
+    assert.equal(await badge('worker'), 'running');
+    const receipt = await page.evaluate(() => window.runtime.interrupt('worker', { kind: 'user', root: window.lead }));
+    assert.deepEqual(receipt, { signalled: true });
+    await page.waitForFunction(() => window.items(window.el).some((x) => x.name === 'worker' && x.activity === 'inactive'));
+    // The worker's stop notice wakes lead for one turn; once it ends the root row shows it as inactive.
+    await page.evaluate(() => window.runtime.waitForQuiescence(window.lead));
+    await page.waitForFunction(() => window.items(window.el).some((x) => x.name === 'lead' && x.activity === 'inactive'));
+    assert.ok(await page.evaluate(() => window.seen.has('lead')), 'lead ran a turn');
+    assert.equal(await badge('worker'), 'inactive', 'not running after the interrupt');
     page.check();
     await page.close();
   });

@@ -76,9 +76,9 @@ export declare class SubagentTreeElement extends HTMLElement {
   readonly ready: Promise<void>;
   /** Reads the tree again, keeping expansion, focus and selection. */
   refresh(): Promise<void>;
-  /** Applies a `subagent/start`, `subagent/end` or `subagent/catalog` event without reading anything. */
+  /** Applies a `subagent/start`, `subagent/end`, `subagent/turn` or `subagent/catalog` event without reading anything. */
   applyEvent(
-    type: 'subagent/start' | 'subagent/end' | 'subagent/catalog' | string,
+    type: 'subagent/start' | 'subagent/end' | 'subagent/turn' | 'subagent/catalog' | string,
     detail: { id?: string; parentSessionId?: string; entry?: CatalogEntry } & Record<string, unknown>,
   ): void;
   /** Sets (or with `undefined` clears) a member's shown activity. */

@@ -2,7 +2,8 @@
 // tree. It renders from a live runtime (`el.runtime = runtime; el.root =
 // rootAgentOrId`, both write-only: the element never hands its runtime or
 // root handle back out; rows carry `running`/`inactive` activity and follow
-// `subagent/start`, `subagent/end` and `subagent/catalog` live) or from a
+// `subagent/start`, `subagent/end`, `subagent/turn` and `subagent/catalog`
+// live, the root row too) or from a
 // store alone (`el.store = store; el.rootId = id`). Text from the tree (names,
 // labels, ids) is only ever set with `textContent`, so untrusted labels stay
 // text; each piece is bidi-isolated (`<bdi>`, `unicode-bidi: isolate`) and its
@@ -27,7 +28,9 @@ const loadLite = () =>
   }));
 const listDescendants = async (...args) => (await loadLite()).listDescendants(...args);
 
-const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/catalog'];
+// `subagent/turn` covers every turn (the root's too, and ones ended by an
+// interrupt, which emit no `subagent/end`), so activity follows it as well.
+const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/turn', 'subagent/catalog'];
 const CATALOG_EVENT = 'subagent/catalog';
 
 const STYLE = `
@@ -491,7 +494,7 @@ export class SubagentTreeElement extends HTMLElement {
 
   /**
    * Applies one runtime event (`subagent/start`, `subagent/end`,
-   * `subagent/catalog` with its payload) to what is shown, reading nothing.
+   * `subagent/turn`, `subagent/catalog` with its payload) to what is shown, reading nothing.
    * The element calls this for its runtime's events; a follower tab may call
    * it with events relayed from the tab that drives the tree.
    */
@@ -504,6 +507,9 @@ export class SubagentTreeElement extends HTMLElement {
     if (type === 'subagent/start' || type === 'subagent/end') {
       if (typeof detail.id !== 'string') return;
       this.setActivity(detail.id, type === 'subagent/start' ? 'running' : 'inactive');
+    } else if (type === 'subagent/turn') {
+      if (typeof detail.sessionId !== 'string') return;
+      this.setActivity(detail.sessionId, detail.phase === 'start' ? 'running' : 'inactive');
     } else if (type === CATALOG_EVENT) {
       this.#addChild(detail.parentSessionId, detail.entry);
     }
@@ -606,7 +612,7 @@ export class SubagentTreeElement extends HTMLElement {
       if (node.kind === 'child' && node.mode) row.append(text('span', 'badge mode', node.mode, 'badge mode'));
     }
     const activity = this.#activity.get(node.id);
-    if (activity && node.kind !== 'root') {
+    if (activity) {
       row.append(text('span', `badge activity ${activity}`, activity, `badge activity ${activity}`));
     }
     if (node.loading) row.append(text('span', 'note', 'loading…', 'note'));
