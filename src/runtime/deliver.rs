@@ -143,6 +143,18 @@ impl Runtime {
         if draining && !member.is_root() {
             return Err(crate::err!(Draining, "this tree is draining and holds no members"));
         }
+        // Disposal is child-first: a member under a creator being disposed is ending (sim seed 13663).
+        let mut creator = member.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
+        while let Some(c) = creator {
+            if c.phase() == Phase::Closing && !c.is_root() {
+                return Err(crate::err!(
+                    ActivationClosing,
+                    "{:?} is being disposed with its creator",
+                    member.full_name
+                ));
+            }
+            creator = c.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
+        }
         // No await since `target_for` returned it live: the hold lands before it could settle.
         member.state.borrow_mut().holds += 1;
         Ok(Held { runtime: self.clone(), member, released: Cell::new(false) })

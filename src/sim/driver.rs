@@ -1030,7 +1030,8 @@ impl Epoch {
             self.expect_code(&what, &result.map(|_| ()), C::Unauthorized);
             return;
         }
-        let allowed = [C::NotContinuable, C::NotResumable, C::UnknownAgent, C::ActivationLimitReached];
+        let allowed =
+            [C::NotContinuable, C::NotResumable, C::UnknownAgent, C::ActivationLimitReached, C::ActivationClosing];
         let Ok(held) = result else {
             let allowed: Vec<ErrorCode> = SEND_ALLOWED.iter().chain(&allowed).copied().collect();
             self.expect_allowed(&what, &result.map(|_| ()), &allowed, false);

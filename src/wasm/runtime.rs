@@ -1369,7 +1369,8 @@ export interface InterruptReceipt {
 /**
  * A member reopened under its root: a live handle, held resident until `release()`,
  * unless a drain stops it or its log cannot be written (it then ends in error).
- * `reopen` refuses with `DRAINING` while the member's tree drains.
+ * `reopen` refuses with `DRAINING` while the member's tree drains, and with
+ * `ACTIVATION_CLOSING` while a creator of it is being disposed.
  */
 export interface HeldMember {
   readonly agent: Agent;
