@@ -861,3 +861,57 @@ fn message_and_turn_events_follow_every_member_the_root_included() {
         ]
     );
 }
+
+#[test]
+fn a_turn_waiting_for_input_ends_when_the_rest_of_the_tree_is_quiet_or_on_an_interrupt() {
+    use std::cell::RefCell;
+    use subagent_tree::exec::LocalExecutor;
+    use subagent_tree::ports::{AgentHost, Turn, TurnOutcome};
+    use subagent_tree::runtime::{WaitEnd, WeakRuntime};
+    // `w` waits in each turn (turn 1 for a steer, turn 2 for an interrupt only) and keeps why it
+    // stopped; `h`'s turn never ends, so while it runs the tree is not quiet.
+    #[derive(Clone, Default)]
+    struct Waiter(Rc<RefCell<Option<WeakRuntime>>>, Rc<RefCell<Vec<WaitEnd>>>);
+    impl AgentHost for Waiter {
+        fn run_turn(&self, turn: Turn) -> LocalBoxFuture<'static, Result<TurnOutcome>> {
+            let (rt, ends) = (self.0.borrow().as_ref().and_then(WeakRuntime::upgrade), self.1.clone());
+            Box::pin(async move {
+                match (turn.name.as_str(), rt) {
+                    ("h", _) => std::future::pending().await,
+                    ("w", Some(rt)) => {
+                        let steer = ends.borrow().is_empty();
+                        let end = rt.wait_for_input(&turn.agent, turn.steer.turn_id(), steer).await;
+                        ends.borrow_mut().push(end);
+                    }
+                    _ => {}
+                }
+                Ok(TurnOutcome::default())
+            })
+        }
+    }
+    let exec = LocalExecutor::new();
+    let host = Waiter::default();
+    let store = Rc::new(subagent_tree::MemoryStore::new());
+    let rt = subagent_tree::testkit::runtime(store, Rc::new(host.clone()), &exec, "q", RuntimeOptions::default());
+    *host.0.borrow_mut() = Some(rt.downgrade());
+    let r = rt.clone();
+    let (root, w) = exec
+        .run_until(async move {
+            let root = r.open_root(Some("root".into()), None).await.unwrap();
+            let w = r.start_activation(spec(&root, Some("w"))).await.unwrap();
+            (root, w)
+        })
+        .unwrap();
+    exec.run_idle();
+    assert_eq!(*host.1.borrow(), [WaitEnd::Quiet], "nothing else can steer w: the wait ends, no timer");
+    // With `h` working the tree is not quiet: w's second wait lasts until the interrupt.
+    let (r, parent) = (rt.clone(), root.clone());
+    exec.run_until(async move { r.start_activation(spec(&parent, Some("h"))).await.unwrap() }).unwrap();
+    let (r, parent, id) = (rt.clone(), root.clone(), w.child_id.clone());
+    exec.run_until(async move { r.send_message(&parent, &id, Value::from("again"), &Signal::never()).await.unwrap() });
+    exec.run_idle();
+    assert_eq!(*host.1.borrow(), [WaitEnd::Quiet], "w still waits while h works");
+    assert!(rt.interrupt(&w.child_id, InterruptAuthority::Ancestor(&root)).unwrap().signalled);
+    exec.run_idle();
+    assert_eq!(*host.1.borrow(), [WaitEnd::Quiet, WaitEnd::Aborted]);
+}

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { SubagentRuntime, MemoryStore } from 'subagent-tree';
 import { FileStore } from 'subagent-tree/file-store';
 import {
-  TestingError, testingErrorCodes, scriptedHost, recordingHost, replayHost, parseCassette, settle, snapshotTree,
+  TestingError, testingErrorCodes, scriptedHost, recordingHost, replayHost, parseCassette, settle, snapshotTree, CASSETTE_VERSION,
   exportTree, importTree, treeLogText, virtualClock, seededIds,
 } from 'subagent-tree/testing';
 
@@ -139,7 +139,7 @@ test('record, then replay without a model: two replays of one cassette write byt
   await settle(recorded.runtime, recorded.lead);
   const cassette = recorder.cassette();
   const lines = cassette.trimEnd().split('\n');
-  assert.equal(lines[0], '{"format":"subagent-tree/cassette","version":1}');
+  assert.equal(lines[0], '{"format":"subagent-tree/cassette","version":2}');
   const writer = JSON.parse(lines.find((l) => l.startsWith('{"name":"writer"')));
   assert.deepEqual(writer.steps[0].input, { agent: 'reviewer', message: 'the notes are ready' });
   assert.equal(writer.steps[0].result.isError, false);
@@ -263,4 +263,140 @@ test('exportTree/importTree move every log of a tree from a MemoryStore into a F
   await assert.rejects(importTree(flaky, bundle), (e) => e.code === 'IMPORT_FAILED' && e.message.includes('after 2 of 4 logs') && e.cause.message === 'disk full');
   assert.ok(!writes.includes(bundle.rootId));
   await assert.rejects(exportTree(new MemoryStore(), 'nobody'), (e) => e.code === 'INVALID_ARGUMENT');
+});
+
+/** Records `script` over a fresh runtime (seeded), settles it, and returns the cassette and the recorded tree's log. */
+async function record(script, options) {
+  const host = recordingHost(scriptedHost(script));
+  const out = await runOnce(host, options);
+  return { ...out, cassette: host.cassette(), records: host.records };
+}
+
+/** One run of `host` from a prompt to the lead, settled; `live` gets the runtime and the lead as soon as they exist. */
+async function runOnce(host, { seed = 'interrupts', prompt = 'go', maxDepth = 1, live = {} } = {}) {
+  const store = new MemoryStore();
+  const runtime = new SubagentRuntime({ store, host, maxDepth, now: virtualClock().now, newId: seededIds(seed) });
+  const lead = await runtime.openRoot();
+  Object.assign(live, { runtime, lead });
+  await runtime.prompt(lead, 'lead', prompt);
+  const failure = await settle(runtime, lead, { hosts: [host] }).then(() => undefined, (e) => e);
+  return { runtime, store, lead, failure, log: await treeLogText(store, lead.sessionId), snapshot: await snapshotTree(runtime, store, lead) };
+}
+
+/** An `onTurn` that interrupts `who` as its turn starts (the hosts call it with the turn's signal live). */
+const interrupting = (who, live) => ({ name }) => name === who && assert.equal(live.runtime.interrupt(who, { kind: 'user', root: live.lead }).signalled, true);
+
+/** The lead starts a worker, hears from it, and stops it with interrupt_agent; the worker works until stopped. */
+const interruptScript = () => ({
+  lead: [
+    {
+      steps: [
+        { call: 'spawn_agent', input: { name: 'worker', description: 'Work', prompt: 'Work until stopped.' } },
+        { waitForMessage: 'working' },
+        { call: 'interrupt_agent', input: { agent: 'worker' }, expectError: false },
+      ],
+      reply: 'stopped the worker',
+    },
+    { expectInput: /worker was stopped/, reply: 'lead saw the worker stop' },
+  ],
+  worker: [{ steps: [{ call: 'send_message', input: { agent: 'lead', message: 'working' } }, { waitForAbort: true }] }],
+});
+
+const INTERRUPT_GOLDEN = `lead [root] completed "lead saw the worker stop"
+  worker (Work) [continuable, inactive] aborted ""
+`;
+
+test('an interrupted turn replays faithfully: the cassette records where the signal aborted, and the replayed turn waits for the same interrupt', async () => {
+  const rec = await record(interruptScript());
+  assert.equal(rec.failure, undefined, rec.failure?.stack);
+  assert.equal(rec.snapshot, INTERRUPT_GOLDEN);
+  assert.equal(CASSETTE_VERSION, 2);
+  const worker = rec.records.find((r) => r.name === 'worker');
+  assert.deepEqual(worker.steps.map((s) => s.call ?? Object.keys(s)[0]), ['send_message', 'aborted']);
+  assert.deepEqual(worker.steps[1], { aborted: true });
+  assert.equal(worker.outcome.stopReason, 'aborted');
+  assert.ok(rec.cassette.includes('{"aborted":true}'));
+
+  const replays = [];
+  for (let i = 0; i < 2; i++) {
+    const replay = await runOnce(replayHost(rec.cassette));
+    assert.equal(replay.failure, undefined, replay.failure?.message);
+    assert.equal(replay.snapshot, INTERRUPT_GOLDEN);
+    replays.push(replay.log);
+  }
+  assert.equal(replays[0], replays[1], 'two replays write byte-identical logs');
+
+  // The interrupt does not come in the replay (the lead's interrupt_agent call is cut from the
+  // cassette): the worker's wait ends when the rest of the tree is quiet, as drift, not a hang.
+  const lead1 = JSON.stringify(rec.records.find((r) => r.name === 'lead' && r.turn === 1));
+  const cut = JSON.parse(lead1);
+  cut.steps = cut.steps.filter((s) => s.call !== 'interrupt_agent');
+  const noInterrupt = await runOnce(replayHost(rec.cassette.replace(lead1, JSON.stringify(cut))));
+  assert.equal(noInterrupt.failure?.code, 'REPLAY_DRIFT');
+  assert.equal(noInterrupt.failure.message, "replay drift at worker turn 1: steps[1]: recorded an interrupt (the turn's signal aborted), but the tree went quiet without it");
+
+  // An interrupt the recording did not have is drift too: record the worker finishing, then stop it
+  // as its replayed turn starts.
+  const calm = interruptScript();
+  calm.lead = [{ steps: [{ call: 'spawn_agent', input: { name: 'worker', description: 'Work', prompt: 'Work until stopped.' } }], reply: 'delegated' }, 'lead heard'];
+  calm.worker = ['work done'];
+  const calmRec = await record(calm);
+  assert.equal(calmRec.failure, undefined, calmRec.failure?.stack);
+  const live = {};
+  const stopped = await runOnce(replayHost(calmRec.cassette, { onTurn: interrupting('worker', live) }), { live });
+  assert.equal(stopped.failure?.code, 'REPLAY_DRIFT', String(stopped.failure));
+  assert.equal(stopped.failure.message, 'replay drift at worker turn 1: the turn was interrupted (its signal aborted), but the recorded turn was not');
+});
+
+test('an interrupt from outside the tree replays when the test interrupts at the same named point (the turn\'s start)', async () => {
+  const script = {
+    lead: [{ steps: [{ call: 'spawn_agent', input: { name: 'worker', description: 'Work', prompt: 'Work until stopped.' } }], reply: 'delegated' }, { expectInput: /worker was stopped/, reply: 'lead saw the worker stop' }],
+    worker: [{ steps: [{ waitForAbort: true }] }],
+  };
+  const live = {};
+  const host = recordingHost(scriptedHost(script, { onTurn: interrupting('worker', live) }));
+  const rec = await runOnce(host, { live });
+  assert.equal(rec.failure, undefined, rec.failure?.stack);
+  assert.equal(rec.snapshot, INTERRUPT_GOLDEN);
+  assert.deepEqual(host.records.find((r) => r.name === 'worker').steps, [{ aborted: true }]);
+  const logs = [];
+  for (let i = 0; i < 2; i++) {
+    const at = {};
+    const replay = await runOnce(replayHost(host.cassette(), { onTurn: interrupting('worker', at) }), { live: at });
+    assert.equal(replay.failure, undefined, replay.failure?.message);
+    assert.equal(replay.snapshot, INTERRUPT_GOLDEN);
+    logs.push(replay.log);
+  }
+  assert.equal(logs[0], logs[1]);
+  // Without the interrupt, the scripted waitForAbort and the replayed turn both end when the rest of the tree is quiet.
+  const scripted = await runOnce(scriptedHost(script));
+  assert.equal(scripted.failure?.code, 'SCRIPT_MISMATCH');
+  assert.equal(scripted.failure.message, 'worker turn 1 step 0 waits for an interrupt, but the tree went quiet without it');
+  const replayed = await runOnce(replayHost(host.cassette()));
+  assert.equal(replayed.failure?.code, 'REPLAY_DRIFT');
+  assert.equal(replayed.failure.message, "replay drift at worker turn 1: steps[0]: recorded an interrupt (the turn's signal aborted), but the tree went quiet without it");
+});
+
+test('a recorded steered message that never comes is drift once the rest of the tree is quiet, never a hang', async () => {
+  let recorder;
+  const recorded = await runRelease((onChecker) => (recorder = recordingHost(scriptedHost(releaseScript(onChecker, { interrupted: false })))), { interrupt: false });
+  await settle(recorded.runtime, recorded.lead);
+  // The writer's send_message is cut from the cassette: the reviewer's recorded steer cannot arrive.
+  const writer = recorder.records.find((r) => r.name === 'writer');
+  const silent = recorder.cassette().replace(JSON.stringify(writer), JSON.stringify({ ...writer, steps: [] }));
+  const replay = await runOnce(replayHost(silent), { seed: 'release', prompt: 'Ship the release.', maxDepth: 2 });
+  assert.equal(replay.failure?.code, 'REPLAY_DRIFT');
+  assert.match(replay.failure.message, /^replay drift at reviewer turn 1: steps\[1\]\.steered\[0\]: recorded "Message from agent writer .*", now nothing \(the tree went quiet without it\)$/);
+  // The same for a scripted wait: the member, the turn, the step and why.
+  const script = releaseScript(() => {}, { interrupted: false });
+  script.writer = ['notes written'];
+  const scripted = await runOnce(scriptedHost(script), { seed: 'release', prompt: 'Ship the release.', maxDepth: 2 });
+  assert.equal(scripted.failure?.code, 'SCRIPT_MISMATCH');
+  assert.equal(scripted.failure.message, 'reviewer turn 1 step 1 waits for a message matching "notes are ready", but the tree went quiet without it');
+  // Version 1 cassettes still replay; an {aborted} step needs version 2.
+  const v1 = recorder.cassette().replace('"version":2', '"version":1');
+  const again = await runOnce(replayHost(v1), { seed: 'release', prompt: 'Ship the release.', maxDepth: 2 });
+  assert.equal(again.failure, undefined, again.failure?.message);
+  assert.throws(() => parseCassette('{"format":"subagent-tree/cassette","version":1}\n{"name":"lead","turn":1,"inputText":[],"steps":[{"aborted":true}],"outcome":null}\n'),
+    (e) => e.code === 'INVALID_CASSETTE' && e.message.endsWith('needs steps of {call, input, result}, {steered}'));
 });

@@ -9,7 +9,7 @@
 //! leaves, a message to the member waits for the settlement and then resumes
 //! it, so one session's `subagent/start` and `subagent/end` never interleave.
 
-use super::member::{Kind, Member, MessageSource, Phase, TurnSlot};
+use super::member::{Kind, Member, MessageSource, Phase, Scheduling, TurnSlot, Wait};
 use super::{Agent, RunEndInfo, Runtime, RuntimeEvent};
 use crate::catalog::Mode;
 use crate::error::{ErrorCode, Result, SubagentError};
@@ -418,30 +418,69 @@ impl Runtime {
     /// input are quiet. A closed tree is quiet.
     pub async fn wait_for_quiescence(&self, root: &Agent, signal: &Signal) -> Result<()> {
         self.require_root(root)?;
-        let root_id = root.session_id();
-        loop {
-            signal.check()?;
-            let changed = {
-                let st = self.0.state.borrow();
-                let Some(tree) = st.trees.get(root_id) else { return Ok(()) };
-                let quiet = tree.reserved == 0
-                    && !tree.recovering
-                    && st
-                        .members
-                        .values()
-                        .filter(|m| m.root_id == root_id)
-                        .all(|m| !m.is_busy() && m.state.borrow().accepting == 0);
-                if quiet {
-                    return Ok(());
-                }
-                tree.changed.clone()
-            };
+        while let Some(changed) = self.unquiet(root.session_id(), false) {
             signal
                 .guard(async {
                     changed.wait().await;
                     Ok(())
                 })
                 .await?;
+        }
+        Ok(())
+    }
+
+    /// `None` when the tree is quiet (or closed), else what fires when its
+    /// work changes. With `waiters`, a turn blocked in `wait_for_input`
+    /// counts as quiet unless a steered message it waits for is pending.
+    fn unquiet(&self, root_id: &str, waiters: bool) -> Option<Deferred<()>> {
+        let st = self.0.state.borrow();
+        let tree = st.trees.get(root_id)?;
+        let quiet = tree.reserved == 0
+            && !tree.recovering
+            && st.members.values().filter(|m| m.root_id == root_id).all(|m| {
+                let s = m.state.borrow();
+                s.accepting == 0
+                    && match s.waiting.filter(|_| waiters) {
+                        Some(Wait::Interrupt) => true,
+                        Some(Wait::Steer) => !steer_pending(&s),
+                        None => !m.is_busy(),
+                    }
+            });
+        (!quiet).then(|| tree.changed.clone())
+    }
+
+    /// Blocks turn `turn_id` of `agent` until a steered message waits to be
+    /// taken (only when `steer`), the turn is signalled or over, or nothing
+    /// else in its tree can act: every other member is idle or blocked here
+    /// too (one blocked for steered input with a message pending is not).
+    /// That last end is what a test host needs instead of a timeout: input
+    /// that has not come by then can only come from the caller.
+    pub async fn wait_for_input(&self, agent: &Agent, turn_id: u64, steer: bool) -> WaitEnd {
+        let member = agent.0.clone();
+        let current = || member.state.borrow().turn.as_ref().filter(|t| t.id == turn_id).map(|t| t.signal.clone());
+        let Some(signal) = current() else { return WaitEnd::Ended };
+        member.state.borrow_mut().waiting = Some(if steer { Wait::Steer } else { Wait::Interrupt });
+        let _unmark = super::OnDrop::new(|| member.state.borrow_mut().waiting = None);
+        // Other waiters may find the tree quiet now that this turn waits too.
+        self.tree_changed(&member.root_id);
+        loop {
+            if current().is_none() {
+                return WaitEnd::Ended;
+            }
+            if signal.is_aborted() {
+                return WaitEnd::Aborted;
+            }
+            if steer && steer_pending(&member.state.borrow()) {
+                return WaitEnd::Steered;
+            }
+            let Some(changed) = self.unquiet(&member.root_id, true) else { return WaitEnd::Quiet };
+            let woken = signal.guard(async {
+                changed.wait().await;
+                Ok(())
+            });
+            if woken.await.is_err() {
+                return WaitEnd::Aborted;
+            }
         }
     }
 
@@ -469,6 +508,19 @@ impl Runtime {
             changed.wait().await;
         }
     }
+}
+
+fn steer_pending(st: &super::member::MemberState) -> bool {
+    st.inbox.iter().any(|m| m.scheduling == Scheduling::Steer)
+}
+
+/// Why `Runtime::wait_for_input` returned (the bridge passes the discriminant).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitEnd {
+    Steered,
+    Aborted,
+    Quiet,
+    Ended,
 }
 
 /// Turns a host outcome into the turn's result; never fails (a host error is

@@ -130,6 +130,17 @@ pub(crate) struct MemberState {
     pub accepting: usize,
     /// Host holds from `reopen`: a held member stays resident while idle.
     pub holds: usize,
+    /// The running turn is blocked in `Runtime::wait_for_input`.
+    pub waiting: Option<Wait>,
+}
+
+/// What a turn blocked in `Runtime::wait_for_input` waits for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// A steered message (or an interrupt).
+    Steer,
+    /// An interrupt only: steered messages stay pending.
+    Interrupt,
 }
 
 /// A member resident in this runtime: the root or a live child.
@@ -201,6 +212,7 @@ pub(crate) fn new_state(output_schema: Option<Rc<OutputSchema>>) -> RefCell<Memb
         phase: Phase::Live,
         inbox: VecDeque::new(),
         turn: None,
+        waiting: None,
         parked: false,
         parked_in_log: false,
         input_closed: false,

@@ -39,6 +39,7 @@ mod recovery;
 mod start;
 
 pub use deliver::{Held, InterruptReceipt};
+pub use lifecycle::WaitEnd;
 pub use member::{Agent, Delivery, InboxMessage, MessageSource, Scheduling, SteerInbox};
 pub use recovery::LOST_TURN;
 pub use start::{Activation, ActivationSpec};

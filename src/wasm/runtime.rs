@@ -93,6 +93,19 @@ fn dispatch(op: &str, args: &Array) -> Result<JsValue> {
             let taken = rt.handle(&id, inc).map(|a| rt.take_steered(&a, turn)).unwrap_or_default();
             Ok(taken.iter().map(message_to_js).collect::<Array>().into())
         }
+        "waitForInput" => {
+            let (id, inc) = key(1);
+            let turn = arg(3).as_f64().unwrap_or(-1.0) as u64;
+            let (steer, agent) = (arg(4).is_truthy(), rt.handle(&id, inc));
+            Ok(future_to_promise(async move {
+                let end = match agent {
+                    Some(a) => rt.wait_for_input(&a, turn, steer).await,
+                    None => crate::runtime::WaitEnd::Ended,
+                };
+                Ok(JsValue::from(end as u8))
+            })
+            .into())
+        }
         "toolsFor" => tools_for(&rt, rt_id, &arg(1)),
         "callTool" => Ok(call_tool(&rt, rt_id, &arg(1), &arg(2), &arg(3), &arg(4)).into()),
         "unsubscribe" => {
@@ -1281,7 +1294,19 @@ export interface AgentTurn {
   readonly tools: Tool[];
   /** Messages steered in since the last call: call at each step of the model loop. */
   takeSteered(): InboxMessage[];
+  /**
+   * Waits until a steered message is pending (then `takeSteered()` it), the
+   * turn is signalled (`aborted`) or over (`ended`), or the rest of the tree
+   * is quiet: every other member idle or itself waiting (`quiet`), so no
+   * message can come except from the caller. Never resolves on a timer.
+   */
+  waitForSteered(): Promise<TurnWaitEnd>;
+  /** As `waitForSteered`, but steered messages do not end the wait (they stay pending). */
+  waitForInterrupt(): Promise<Exclude<TurnWaitEnd, 'steered'>>;
 }
+
+/** Why a turn's `waitForSteered` / `waitForInterrupt` ended. */
+export type TurnWaitEnd = 'steered' | 'aborted' | 'quiet' | 'ended';
 
 /** What a turn produced. */
 export interface AgentTurnOutcome {

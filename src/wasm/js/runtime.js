@@ -17,7 +17,8 @@ const keys = new WeakMap();
 const { apply } = Reflect;
 const { get: weakGet, set: weakSet } = WeakMap.prototype;
 const { freeze, create, defineProperty } = Object;
-const { catch: promiseCatch } = Promise.prototype;
+const { catch: promiseCatch, then: promiseThen } = Promise.prototype;
+const WAIT_ENDS = freeze(['steered', 'aborted', 'quiet', 'ended']);
 const TypeErrorCtor = TypeError;
 const ErrorCtor = Error;
 
@@ -121,6 +122,10 @@ export function makeTurn(cap, runtime, turn, agent, incarnation, turnId) {
   check(cap);
   own(turn, 'agent', agent);
   own(turn, 'takeSteered', () => dispatch('takeSteered', runtime, agent.sessionId, incarnation, turnId));
+  // The core answers with WaitEnd's discriminant (Steered, Aborted, Quiet, Ended).
+  const wait = (steer) => apply(promiseThen, dispatch('waitForInput', runtime, agent.sessionId, incarnation, turnId, steer), [(n) => WAIT_ENDS[n]]);
+  own(turn, 'waitForSteered', () => wait(true));
+  own(turn, 'waitForInterrupt', () => wait(false));
   let tools;
   defineProperty(turn, 'tools', {
     __proto__: null,

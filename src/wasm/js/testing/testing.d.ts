@@ -54,9 +54,13 @@ export type ScriptStep =
   | { call: string; input?: JsonValue; expectError?: boolean }
   /** An assistant message (the output is the last non-empty one). */
   | { say: string }
-  /** Waits until a message is steered in (any, or one whose text contains / matches); ends `aborted` if interrupted first. Needs `attach(runtime)`. */
+  /**
+   * Waits until a message is steered in (any, or one whose text contains / matches); ends `aborted` if
+   * interrupted first. If the rest of the tree goes quiet without one (`turn.waitForSteered()` says
+   * `quiet`), the turn fails with `SCRIPT_MISMATCH` instead of hanging.
+   */
   | { waitForMessage: true | string | RegExp }
-  /** Works until interrupted, then ends `aborted`. */
+  /** Works until interrupted, then ends `aborted`; `SCRIPT_MISMATCH` if the rest of the tree goes quiet first. */
   | { waitForAbort: true };
 
 /** One scripted turn. */
@@ -87,7 +91,7 @@ export interface CheckedHost extends AgentHost {
 }
 
 export interface ScriptedHost extends CheckedHost {
-  /** Gives `waitForMessage` steps the runtime's `subagent/message` events. */
+  /** Not needed any more (waits use the turn's `waitForSteered` / `waitForInterrupt`); kept for earlier callers. */
   attach(runtime: SubagentRuntime): this;
 }
 
@@ -97,7 +101,9 @@ export declare function scriptedHost(script: Script, options?: { onTurn?: (info:
 /** One step of a recorded turn, in order. */
 export type CassetteStep =
   | { call: string; input: JsonValue; result?: { content: string; isError: boolean; structured?: JsonValue } }
-  | { steered: string[] };
+  | { steered: string[] }
+  /** The turn's signal aborted here (an interrupt, disposal or drain); cassette version 2. */
+  | { aborted: true };
 
 /** One line of a cassette after its header: a turn, keyed by `name` and `turn` (from 1). */
 export interface CassetteRecord {
@@ -125,21 +131,32 @@ export interface RecordingHost extends AgentHost {
 }
 
 export declare const CASSETTE_FORMAT: 'subagent-tree/cassette';
+/** The version `recordingHost` writes: 2 (adds `{aborted: true}` steps). Version 1 cassettes still replay. */
+export declare const CASSETTE_VERSION: 2;
 
 /** Wraps `host`, recording every turn; `onRecord` receives each JSON line (the header first) as it is written. */
 export declare function recordingHost(host: AgentHost, options?: { onRecord?: (line: string) => void }): RecordingHost;
 
-/** A replaying host; `attach(runtime)` lets it wait for recorded steered messages. */
+/** A replaying host. */
 export interface ReplayHost extends CheckedHost {
+  /** Not needed any more (waits use the turn's own conditions); kept for earlier callers. */
   attach(runtime: SubagentRuntime): this;
 }
 
 /**
  * A host replaying a cassette without a model; drift ends the turn with
  * `REPLAY_DRIFT` naming member, turn and first difference. A recorded step
- * of steered messages waits (on the runtime's events) until as many arrive.
+ * of steered messages waits (`turn.waitForSteered()`) until as many arrive;
+ * a recorded `{aborted: true}` step waits (`turn.waitForInterrupt()`) for
+ * the same interrupt. Either wait that ends because the rest of the tree is
+ * quiet (or the turn ended) is drift, never a hang; so is an interrupt the
+ * recorded turn did not have.
  */
-export declare function replayHost(cassette: string | CassetteRecord[]): ReplayHost;
+export declare function replayHost(
+  cassette: string | CassetteRecord[],
+  /** `onTurn` runs as each replayed turn starts, its signal live: where a test repeats an interrupt from outside the tree. */
+  options?: { onTurn?: (info: { name: string; turn: number; inputText: readonly string[] }) => void },
+): ReplayHost;
 
 /** Checks a cassette (`INVALID_CASSETTE`); its records by `"<turn> <name>"`. */
 export declare function parseCassette(cassette: string | CassetteRecord[]): Map<string, CassetteRecord>;

@@ -38,7 +38,7 @@ const turnRef = (name, n) => `${name} turn ${n}`;
 /** A copy of the turn the kit can change (tools, takeSteered) without touching the runtime's. */
 function copyTurn(turn, tools, takeSteered) {
   const copy = {};
-  for (const key of ['sessionId', 'rootId', 'name', 'parentName', 'cwd', 'first', 'signal', 'input', 'inputText', 'context', 'guidance', 'outputSchema', 'agent']) {
+  for (const key of ['sessionId', 'rootId', 'name', 'parentName', 'cwd', 'first', 'signal', 'input', 'inputText', 'context', 'guidance', 'outputSchema', 'agent', 'waitForSteered', 'waitForInterrupt']) {
     if (turn[key] !== undefined) copy[key] = turn[key];
   }
   copy.tools = tools;
@@ -54,6 +54,19 @@ function counter() {
     turns.set(name, n);
     return n;
   };
+}
+
+/**
+ * Gives a kit host `attach(runtime)`. Waits use the turn's own named
+ * conditions (`waitForSteered`, `waitForInterrupt`), so no kit host needs the
+ * runtime any more; the method stays for code written against the first kit.
+ */
+function attachable(host) {
+  host.attach = (runtime) => {
+    if (!runtime || typeof runtime.on !== 'function') throw fail('INVALID_ARGUMENT', 'attach needs a SubagentRuntime');
+    return host;
+  };
+  return host;
 }
 
 /** Failure bookkeeping: `failures` lists every error a turn threw; `check()` throws the first. */
@@ -168,34 +181,30 @@ function matches(expect, text) {
   return typeof expect === 'string' ? text.includes(expect) : expect.test(text);
 }
 
+/** Calls one of the turn's waits; a turn not made by a SubagentRuntime may lack them. */
+function turnWait(turn, kind, where) {
+  if (typeof turn[kind] !== 'function') throw fail('INVALID_ARGUMENT', `${where}: this turn has no ${kind}(); kit hosts need turns from a SubagentRuntime`);
+  return turn[kind]();
+}
+
 /**
- * Takes steered messages until `done(taken)` holds or the turn is aborted,
- * waking on the runtime's `subagent/message` events for this member (no polling).
+ * Takes steered messages until `done(taken)` holds. The wait ends on the
+ * turn's named conditions, never a timer: when `done` never holds, `end`
+ * says why ('aborted', 'ended', or 'quiet': the rest of the tree went quiet,
+ * so no message can come).
  */
-async function takeSteeredUntil(runtime, turn, done, where) {
-  const taken = [...turn.takeSteered()];
-  if (done(taken)) return { messages: taken, aborted: false };
-  if (!runtime) throw fail('INVALID_ARGUMENT', `${where}: waiting for a steered message needs the runtime; call host.attach(runtime) first`);
+async function takeSteeredUntil(turn, done, where) {
+  const taken = [];
   for (;;) {
-    let wake;
-    const woken = new Promise((resolve) => (wake = resolve));
-    const off = runtime.on('subagent/message', (e) => e.sessionId === turn.sessionId && wake(), { root: turn.rootId });
-    const onAbort = () => wake();
-    turn.signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      taken.push(...turn.takeSteered());
-      if (done(taken)) return { messages: taken, aborted: false };
-      if (turn.signal.aborted) return { messages: taken, aborted: true };
-      await woken;
-    } finally {
-      off();
-      turn.signal.removeEventListener('abort', onAbort);
-    }
+    taken.push(...turn.takeSteered());
+    if (done(taken)) return { messages: taken };
+    const end = await turnWait(turn, 'waitForSteered', where);
+    if (end !== 'steered') return { messages: taken, end };
   }
 }
 
-const waitForSteered = (runtime, turn, expect, where) =>
-  takeSteeredUntil(runtime, turn, (taken) => taken.some((m) => expect === true || matches(expect, m.text)), where);
+/** Why a wait ended without what it waited for, as a clause. */
+const ENDED = { quiet: 'the tree went quiet without it', aborted: 'the turn was interrupted first', ended: 'the turn ended first' };
 
 /**
  * An `AgentHost` that plays a declarative script per full name. Each turn is
@@ -208,14 +217,8 @@ export function scriptedHost(script, { onTurn } = {}) {
   const turns = checkScript(script);
   const next = counter();
   const problems = failures();
-  let runtime;
-  const host = {
+  const host = attachable({
     failures: problems.list,
-    attach(rt) {
-      if (!rt || typeof rt.on !== 'function') throw fail('INVALID_ARGUMENT', 'attach needs a SubagentRuntime');
-      runtime = rt;
-      return host;
-    },
     check: problems.check,
     async runTurn(turn) {
       const n = next(turn.name);
@@ -243,10 +246,13 @@ export function scriptedHost(script, { onTurn } = {}) {
               throw fail('SCRIPT_MISMATCH', `${where} step ${j}: ${step.call} ${result.isError ? 'was refused' : 'succeeded'}: ${quote(result.content)}`);
             }
           } else if ('waitForMessage' in step) {
-            const { aborted } = await waitForSteered(runtime, turn, step.waitForMessage, where);
-            if (aborted) return { stopReason: 'aborted', messages };
+            const expect = step.waitForMessage;
+            const { end } = await takeSteeredUntil(turn, (taken) => taken.some((m) => expect === true || matches(expect, m.text)), where);
+            if (end === 'aborted') return { stopReason: 'aborted', messages };
+            if (end) throw fail('SCRIPT_MISMATCH', `${where} step ${j} waits for a message${expect === true ? '' : ` matching ${quote(String(expect))}`}, but ${ENDED[end]}`);
           } else if ('waitForAbort' in step) {
-            if (!turn.signal.aborted) await new Promise((resolve) => turn.signal.addEventListener('abort', resolve, { once: true }));
+            const end = await turnWait(turn, 'waitForInterrupt', where);
+            if (end !== 'aborted') throw fail('SCRIPT_MISMATCH', `${where} step ${j} waits for an interrupt, but ${ENDED[end]}`);
             return { stopReason: 'aborted', messages };
           }
         }
@@ -260,25 +266,28 @@ export function scriptedHost(script, { onTurn } = {}) {
         throw e;
       }
     },
-  };
+  });
   return host;
 }
 
 // ---------------------------------------------------------- record and replay
 
 export const CASSETTE_FORMAT = 'subagent-tree/cassette';
+/** Version 2 added `{aborted: true}` steps; version 1 cassettes (without them) still replay. */
+export const CASSETTE_VERSION = 2;
 
 /**
  * Wraps a host and records every turn it runs: one JSON line per turn,
  * written when the turn ends, keyed by full name and turn number, with the
  * input text, each step (steered messages taken, tool calls and their
- * results) in order, and the outcome (or the error thrown).
+ * results, the moment the turn's signal aborted) in order, and the outcome
+ * (or the error thrown).
  */
 export function recordingHost(host, { onRecord } = {}) {
   if (!host || typeof host.runTurn !== 'function') throw fail('INVALID_ARGUMENT', 'recordingHost needs an AgentHost (an object with runTurn)');
   const next = counter();
   const records = [];
-  const lines = [JSON.stringify({ format: CASSETTE_FORMAT, version: 1 })];
+  const lines = [JSON.stringify({ format: CASSETTE_FORMAT, version: CASSETTE_VERSION })];
   const write = (record) => {
     records.push(record);
     const line = JSON.stringify(record);
@@ -320,16 +329,21 @@ export function recordingHost(host, { onRecord } = {}) {
         return taken;
       };
       const record = { name: turn.name, turn: n, first: turn.first, inputText: [...turn.inputText], steps };
+      // Where among the steps an interrupt (or disposal, or drain) reached the turn: the replay waits for it there.
+      const onAbort = () => steps.push({ aborted: true });
+      if (turn.signal.aborted) onAbort();
+      else turn.signal.addEventListener('abort', onAbort, { once: true });
       try {
         const outcome = await host.runTurn(copyTurn(turn, tools, takeSteered));
         record.outcome = json(outcome) ?? null;
-        write(record);
         return outcome;
       } catch (e) {
         record.error = String(e?.message ?? e);
         if (typeof e?.name === 'string' && e.name !== 'Error') record.errorName = e.name;
-        write(record);
         throw e;
+      } finally {
+        turn.signal.removeEventListener('abort', onAbort);
+        write(record);
       }
     },
     release(sessionId) {
@@ -342,6 +356,7 @@ export function recordingHost(host, { onRecord } = {}) {
 /** Parses and checks a cassette (its text or its records); coded errors name the line. */
 export function parseCassette(cassette) {
   let records;
+  let version = CASSETTE_VERSION;
   if (typeof cassette === 'string') {
     const lines = cassette.split('\n').filter((l) => l.trim() !== '');
     records = lines.map((line, i) => {
@@ -352,9 +367,10 @@ export function parseCassette(cassette) {
       }
     });
     const header = records.shift();
-    if (!isObject(header) || header.format !== CASSETTE_FORMAT || header.version !== 1) {
-      throw fail('INVALID_CASSETTE', `cassette line 1 must be {"format":"${CASSETTE_FORMAT}","version":1}, not ${quote(lines[0] ?? '')}`);
+    if (!isObject(header) || header.format !== CASSETTE_FORMAT || !(header.version === 1 || header.version === CASSETTE_VERSION)) {
+      throw fail('INVALID_CASSETTE', `cassette line 1 must be {"format":"${CASSETTE_FORMAT}","version":${CASSETTE_VERSION}} (or version 1), not ${quote(lines[0] ?? '')}`);
     }
+    version = header.version;
   } else if (Array.isArray(cassette)) records = cassette;
   else throw fail('INVALID_CASSETTE', `a cassette is its JSON-lines text or an array of records, not ${quote(cassette)}`);
   const byKey = new Map();
@@ -362,8 +378,9 @@ export function parseCassette(cassette) {
     const at = `cassette record ${i + 1}`;
     if (!isObject(r) || typeof r.name !== 'string' || !Number.isInteger(r.turn) || r.turn < 1) throw fail('INVALID_CASSETTE', `${at} needs a name and a turn number (from 1)`);
     if (!Array.isArray(r.inputText) || !r.inputText.every((t) => typeof t === 'string')) throw fail('INVALID_CASSETTE', `${at} (${turnRef(r.name, r.turn)}) needs inputText, an array of strings`);
-    if (!Array.isArray(r.steps) || !r.steps.every((s) => isObject(s) && (typeof s.call === 'string' || Array.isArray(s.steered)))) {
-      throw fail('INVALID_CASSETTE', `${at} (${turnRef(r.name, r.turn)}) needs steps of {call, input, result} or {steered}`);
+    const step = (s) => isObject(s) && (typeof s.call === 'string' || Array.isArray(s.steered) || (version > 1 && s.aborted === true));
+    if (!Array.isArray(r.steps) || !r.steps.every(step)) {
+      throw fail('INVALID_CASSETTE', `${at} (${turnRef(r.name, r.turn)}) needs steps of {call, input, result}, {steered}${version > 1 ? ' or {aborted: true}' : ''}`);
     }
     if (!('outcome' in r) && typeof r.error !== 'string') throw fail('INVALID_CASSETTE', `${at} (${turnRef(r.name, r.turn)}) needs an outcome or an error`);
     const key = `${r.turn} ${r.name}`;
@@ -404,26 +421,24 @@ export function firstDifference(recorded, now, path = '') {
 /**
  * A host that replays a cassette without a model. Each turn must match its
  * record: the input text, then each step in order (steered messages taken,
- * tool calls, which really run, and their results); the recorded outcome is
- * returned (or the recorded error thrown). The first difference ends the turn
- * with a `REPLAY_DRIFT` error naming the member, the turn and what differs;
- * `check()` throws it, and also reports recorded turns that never ran.
+ * tool calls, which really run, and their results, and an interrupt where one
+ * was recorded); the recorded outcome is returned (or the recorded error
+ * thrown). The first difference ends the turn with a `REPLAY_DRIFT` error
+ * naming the member, the turn and what differs; `check()` throws it, and also
+ * reports recorded turns that never ran. Waits for a recorded steered message
+ * or interrupt end on the turn's named conditions: a message or interrupt
+ * that has not come when the rest of the tree is quiet is drift, not a hang.
+ * `onTurn` is called as each replayed turn starts (its signal live): the
+ * place for a test to repeat an interrupt from outside the tree.
  */
-export function replayHost(cassette) {
+export function replayHost(cassette, { onTurn } = {}) {
   const records = parseCassette(cassette);
   const next = counter();
   const problems = failures();
   const ran = new Set();
   const drift = (name, n, what) => problems.note(fail('REPLAY_DRIFT', `replay drift at ${turnRef(name, n)}: ${what}`));
-  let runtime;
-  const host = {
+  const host = attachable({
     failures: problems.list,
-    /** Steered messages are waited for through the runtime's events: attach it when the cassette has any. */
-    attach(rt) {
-      if (!rt || typeof rt.on !== 'function') throw fail('INVALID_ARGUMENT', 'attach needs a SubagentRuntime');
-      runtime = rt;
-      return host;
-    },
     check() {
       problems.check();
       const missing = [...records.keys()].filter((k) => !ran.has(k));
@@ -438,17 +453,22 @@ export function replayHost(cassette) {
       const record = records.get(key);
       if (!record) throw drift(turn.name, n, `the cassette has no such turn; its input: ${quote(turn.inputText.join('\n'))}`);
       ran.add(key);
+      onTurn?.({ name: turn.name, turn: n, inputText: turn.inputText });
       const d = firstDifference(record.inputText, [...turn.inputText], 'inputText');
       if (d) throw drift(turn.name, n, d);
+      const where = turnRef(turn.name, n);
       for (const [j, step] of record.steps.entries()) {
         if (step.steered) {
           // The recorded messages arrived while this turn ran: wait for as many (they come from other members' turns).
-          const { messages } = await takeSteeredUntil(runtime, turn, (t) => t.length >= step.steered.length, turnRef(turn.name, n)).catch((e) => {
-            throw drift(turn.name, n, `steps[${j}]: ${e.message}`);
-          });
-          const taken = messages.map((m) => m.text);
-          const ds = firstDifference(step.steered, taken, `steps[${j}].steered`);
-          if (ds) throw drift(turn.name, n, ds);
+          const { messages, end } = await takeSteeredUntil(turn, (t) => t.length >= step.steered.length, where);
+          const ds = firstDifference(step.steered, messages.map((m) => m.text), `steps[${j}].steered`);
+          if (ds) throw drift(turn.name, n, end ? `${ds} (${ENDED[end]})` : ds);
+          continue;
+        }
+        if (step.aborted) {
+          // The recorded turn was interrupted here: the replayed one waits for the same interrupt.
+          const end = turn.signal.aborted ? 'aborted' : await turnWait(turn, 'waitForInterrupt', where);
+          if (end !== 'aborted') throw drift(turn.name, n, `steps[${j}]: recorded an interrupt (the turn's signal aborted), but ${ENDED[end]}`);
           continue;
         }
         const tool = turn.tools.find((t) => t.name === step.call);
@@ -457,6 +477,7 @@ export function replayHost(cassette) {
         const dr = firstDifference(step.result, result, `steps[${j}].result (${step.call})`);
         if (dr) throw drift(turn.name, n, dr);
       }
+      if (turn.signal.aborted && !record.steps.some((s) => s.aborted)) throw drift(turn.name, n, 'the turn was interrupted (its signal aborted), but the recorded turn was not');
       if (record.error !== undefined) {
         // The recorded failure again, with its name (the runtime's diagnostic shows it).
         const error = new Error(record.error);
@@ -465,7 +486,7 @@ export function replayHost(cassette) {
       }
       return json(record.outcome) ?? undefined;
     },
-  };
+  });
   return host;
 }
 
