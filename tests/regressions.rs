@@ -2,6 +2,10 @@
 //! Each is a plain scenario, independent of the simulation.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod runtime_support;
+
+use runtime_support::Ext;
+
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
@@ -548,51 +552,6 @@ fn a_member_reopened_and_released_without_a_turn_tells_nobody() {
     assert_eq!(notices(&w), before, "no second notice reached the creator");
 }
 
-/// An external provider whose runs finish at once.
-struct Instant;
-
-struct InstantRun(String);
-
-impl Run for InstantRun {
-    fn id(&self) -> String {
-        self.0.clone()
-    }
-    fn result(&self) -> LocalBoxFuture<'static, Result<subagent_tree::SubagentResult>> {
-        Box::pin(async { Ok(subagent_tree::SubagentResult::new("completed")) })
-    }
-    fn dispose(&self) -> LocalBoxFuture<'static, Result<()>> {
-        Box::pin(async { Ok(()) })
-    }
-}
-
-impl Provider for Instant {
-    fn name(&self) -> String {
-        "instant".into()
-    }
-    fn capabilities(&self) -> Capabilities {
-        Capabilities::default()
-    }
-    fn inherits_parent_context(&self) -> bool {
-        false
-    }
-    fn prepares_continuable(&self) -> bool {
-        false
-    }
-    fn starts_runs(&self) -> bool {
-        true
-    }
-    fn prepare_continuable(
-        &self,
-        _r: ContinuableCreateRequest,
-    ) -> LocalBoxFuture<'static, Result<ContinuableCreateSpec>> {
-        Box::pin(async { Err(subagent_tree::err!(UnsupportedCapability, "external only")) })
-    }
-    fn start(&self, r: StartRequest) -> LocalBoxFuture<'static, Result<Box<dyn Run>>> {
-        let id = format!("run-{}", r.label);
-        Box::pin(async move { Ok(Box::new(InstantRun(id)) as Box<dyn Run>) })
-    }
-}
-
 /// Found by the simulation (seed 9321): a catalog write of unknown outcome
 /// left the parent's log unsure, and a caller-delivery external start (which
 /// writes no catalog entry, so nothing re-checked the name) took the name
@@ -600,13 +559,13 @@ impl Provider for Instant {
 #[test]
 fn a_start_that_writes_no_entry_still_sees_a_name_of_unknown_outcome() {
     let w = world(Rc::default());
-    w.rt.register_provider(Rc::new(Instant)).unwrap();
+    w.rt.register_provider(Rc::new(Ext::default())).unwrap();
     let root = w.root();
     w.store.lose_ack.borrow_mut().push(("root".into(), event::CATALOG.into()));
     w.store.failing.borrow_mut().push("root".into());
     assert_eq!(try_start(&w, &root, "a").unwrap_err().code, ErrorCode::PersistenceUnavailable);
     w.store.failing.borrow_mut().clear();
-    let mut spec = ActivationSpec::new("instant", &root, "x", "do it").named("a");
+    let mut spec = ActivationSpec::new("ext", &root, "x", "do it").named("a");
     spec.delivery = subagent_tree::runtime::Delivery::Caller;
     let rt = w.rt.clone();
     let refused = w.run(async move { rt.start_activation(spec).await.map(|a| a.name) });

@@ -3,7 +3,7 @@
 
 mod runtime_support;
 
-use runtime_support::{text, Harness};
+use runtime_support::{text, Ext, Harness};
 use std::cell::Cell;
 use std::rc::Rc;
 use subagent_tree::catalog;
@@ -16,7 +16,7 @@ use subagent_tree::ports::{
 use subagent_tree::runtime::{Delivery, InterruptAuthority, MessageSource, RuntimeEvent, Scheduling};
 use subagent_tree::store::ReadQuery;
 use subagent_tree::testkit::completed;
-use subagent_tree::{ActivationSpec, Agent, ErrorCode, Mode, Result, Row, RuntimeOptions, Signal, SubagentResult};
+use subagent_tree::{ActivationSpec, Agent, ErrorCode, Mode, Result, Row, RuntimeOptions, Signal};
 
 fn spec(parent: &Agent, name: Option<&str>) -> ActivationSpec {
     let s = ActivationSpec::new("spawn", parent, "a task", "please do it");
@@ -638,60 +638,6 @@ fn wait_for_tree_work_joins_running_members() {
 }
 
 // ---- test providers ---------------------------------------------------------
-
-#[derive(Default)]
-struct Ext {
-    touched: Rc<Cell<u32>>,
-    caps: Capabilities,
-    none: bool,
-}
-
-impl Provider for Ext {
-    fn name(&self) -> String {
-        "ext".into()
-    }
-    fn capabilities(&self) -> Capabilities {
-        self.caps
-    }
-    fn inherits_parent_context(&self) -> bool {
-        false
-    }
-    fn prepares_continuable(&self) -> bool {
-        false
-    }
-    fn starts_runs(&self) -> bool {
-        !self.none
-    }
-    fn prepare_continuable(
-        &self,
-        _r: ContinuableCreateRequest,
-    ) -> LocalBoxFuture<'static, Result<ContinuableCreateSpec>> {
-        Box::pin(async { Ok(ContinuableCreateSpec::default()) })
-    }
-    fn start(&self, _r: StartRequest) -> LocalBoxFuture<'static, Result<Box<dyn Run>>> {
-        self.touched.set(self.touched.get() + 1);
-        let id = format!("ext-run-{}", self.touched.get());
-        Box::pin(async move { Ok(Box::new(ExtRun(id)) as Box<dyn Run>) })
-    }
-}
-
-struct ExtRun(String);
-
-impl Run for ExtRun {
-    fn id(&self) -> String {
-        self.0.clone()
-    }
-    fn result(&self) -> LocalBoxFuture<'static, Result<SubagentResult>> {
-        Box::pin(async {
-            let mut r = SubagentResult::new("completed");
-            r.output = Value::Array(vec![subagent_tree::result::text_block("external done")]);
-            Ok(r)
-        })
-    }
-    fn dispose(&self) -> LocalBoxFuture<'static, Result<()>> {
-        Box::pin(async { Ok(()) })
-    }
-}
 
 /// A local provider whose preparation can be made to fail.
 struct Prep {

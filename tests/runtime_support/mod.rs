@@ -3,17 +3,20 @@
 
 #![allow(dead_code)]
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
 use std::rc::Rc;
 use subagent_tree::exec::{Deferred, LocalBoxFuture, LocalExecutor};
 use subagent_tree::json::Value;
-use subagent_tree::ports::{AgentHost, Turn, TurnOutcome};
+use subagent_tree::ports::{
+    AgentHost, Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest, Turn,
+    TurnOutcome,
+};
 use subagent_tree::result::content_text;
 use subagent_tree::runtime::{InboxMessage, MessageSource, RuntimeEvent};
 use subagent_tree::testkit;
-use subagent_tree::{Agent, MemoryStore, Result, Runtime, RuntimeOptions};
+use subagent_tree::{Agent, MemoryStore, Result, Runtime, RuntimeOptions, SubagentResult};
 
 /// What the host saw of one turn.
 #[derive(Clone, Debug)]
@@ -193,4 +196,60 @@ impl Harness {
 
 pub fn text(v: &Value) -> String {
     content_text(v)
+}
+
+/// An external provider whose runs complete at once; counts its starts.
+#[derive(Default)]
+pub struct Ext {
+    pub touched: Rc<Cell<u32>>,
+    pub caps: Capabilities,
+    /// Starts no runs at all (a provider registration must refuse it).
+    pub none: bool,
+}
+
+impl Provider for Ext {
+    fn name(&self) -> String {
+        "ext".into()
+    }
+    fn capabilities(&self) -> Capabilities {
+        self.caps
+    }
+    fn inherits_parent_context(&self) -> bool {
+        false
+    }
+    fn prepares_continuable(&self) -> bool {
+        false
+    }
+    fn starts_runs(&self) -> bool {
+        !self.none
+    }
+    fn prepare_continuable(
+        &self,
+        _r: ContinuableCreateRequest,
+    ) -> LocalBoxFuture<'static, Result<ContinuableCreateSpec>> {
+        Box::pin(async { Ok(ContinuableCreateSpec::default()) })
+    }
+    fn start(&self, _r: StartRequest) -> LocalBoxFuture<'static, Result<Box<dyn Run>>> {
+        self.touched.set(self.touched.get() + 1);
+        let id = format!("ext-run-{}", self.touched.get());
+        Box::pin(async move { Ok(Box::new(ExtRun(id)) as Box<dyn Run>) })
+    }
+}
+
+pub struct ExtRun(String);
+
+impl Run for ExtRun {
+    fn id(&self) -> String {
+        self.0.clone()
+    }
+    fn result(&self) -> LocalBoxFuture<'static, Result<SubagentResult>> {
+        Box::pin(async {
+            let mut r = SubagentResult::new("completed");
+            r.output = Value::Array(vec![subagent_tree::result::text_block("external done")]);
+            Ok(r)
+        })
+    }
+    fn dispose(&self) -> LocalBoxFuture<'static, Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
 }
