@@ -103,8 +103,12 @@ struct World {
 
 /// Turns of members named in `hold` wait until they are aborted.
 fn world(hold: Rc<RefCell<Vec<String>>>) -> World {
+    world_on(Rc::default(), hold, RuntimeOptions { max_depth: 3, capacity: 16, ..RuntimeOptions::default() })
+}
+
+/// [`world`] over an existing store (a restart) with these options.
+fn world_on(store: Rc<GatedStore>, hold: Rc<RefCell<Vec<String>>>, options: RuntimeOptions) -> World {
     let exec = LocalExecutor::new();
-    let store = Rc::new(GatedStore::default());
     let seen: Seen = Rc::default();
     let sink = seen.clone();
     let host = FnHost::new(move |turn: Turn| {
@@ -119,7 +123,6 @@ fn world(hold: Rc<RefCell<Vec<String>>>) -> World {
             Ok(completed(&format!("done by {}", turn.name)))
         })
     });
-    let options = RuntimeOptions { max_depth: 3, capacity: 16, ..RuntimeOptions::default() };
     let rt = testkit::runtime(store.clone(), Rc::new(host), &exec, "a", options);
     let events = Rc::new(RefCell::new(Vec::new()));
     let sink = events.clone();
@@ -571,4 +574,45 @@ fn a_start_that_writes_no_entry_still_sees_a_name_of_unknown_outcome() {
     let refused = w.run(async move { rt.start_activation(spec).await.map(|a| a.name) });
     assert_eq!(refused.unwrap_err().code, ErrorCode::DuplicateName);
     assert_eq!(catalog_names(&w.store, "root"), ["a"]);
+}
+
+/// Found by the simulation (seed 34724): a resume dropped while it wrote a
+/// lost turn's `turn/end` (a cancelled caller) dropped that write too, and
+/// left the member resident and idle with nobody to settle it. The record is
+/// now the runtime's own task; the member settles once it lands.
+#[test]
+fn a_resume_dropped_while_it_records_a_lost_turn_still_settles() {
+    let crashed = world(Rc::new(RefCell::new(vec!["a".to_owned()])));
+    let root = crashed.root();
+    let a = crashed.start(&root, "a"); // its turn never ends: the host "dies" here
+    crashed.exec.run_idle();
+    let store = crashed.store.clone();
+    drop(crashed);
+
+    let options = RuntimeOptions {
+        max_depth: 3,
+        capacity: 16,
+        recovery: subagent_tree::runtime::Recovery::Off,
+        ..RuntimeOptions::default()
+    };
+    let w = world_on(store, Rc::default(), options);
+    let root = w.root();
+    let gate = w.store.gate_append(&a.child_id, event::TURN_END);
+    let (rt, r) = (w.rt.clone(), root.clone());
+    let mut reopen = Box::pin(async move { rt.reopen(&r, "a", &Signal::never()).await.map(|_| ()) });
+    for _ in 0..8 {
+        assert!(poll(&mut reopen).is_pending(), "the lost turn's record waits at the store");
+        w.exec.run_idle();
+    }
+    assert!(w.rt.is_resident(&a.child_id), "resumed, recording its lost turn");
+    drop(reopen); // the caller goes away mid-record
+    w.exec.run_idle();
+    assert!(w.rt.is_resident(&a.child_id), "it does not settle before its record lands");
+    gate.set(());
+    w.exec.run_idle();
+    assert_eq!(w.consumed_lists(&a.child_id).len(), 1, "the lost turn is recorded once");
+    assert!(!w.rt.is_resident(&a.child_id), "with nothing pending it settled");
+    let log = w.store.inner.read_now("root", &ReadQuery::types(&[event::MESSAGE], &Signal::never())).unwrap();
+    let told = log.iter().filter(|e| e.payload.to_json().contains("subagent-settled")).count();
+    assert_eq!(told, 1, "its creator was told of the failed turn once");
 }

@@ -126,7 +126,8 @@ pub(crate) struct MemberState {
     pub last: Option<crate::Result<SubagentResult>>,
     pub turns: u32,
     pub live_children: usize,
-    /// Messages whose durable acceptance is in flight (the member must not settle).
+    /// Durable writes in flight the member must not settle around: message
+    /// acceptances and a lost turn's record.
     pub accepting: usize,
     /// Host holds from `reopen`: a held member stays resident while idle.
     pub holds: usize,

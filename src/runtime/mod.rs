@@ -689,6 +689,27 @@ impl Runtime {
         ids
     }
 
+    /// A resident member's lifecycle state in one line (for invariant reports).
+    pub fn describe(&self, session_id: &str) -> Option<String> {
+        let st = self.0.state.borrow();
+        let m = st.members.get(session_id)?;
+        let s = m.state.borrow();
+        Some(format!(
+            "phase {:?}, inbox {}, turn {}, parked {} (in log {}), input closed {}, accepting {}, holds {}, live children {}, reservations {}, last {}",
+            s.phase,
+            s.inbox.len(),
+            s.turn.is_some(),
+            s.parked,
+            s.parked_in_log,
+            s.input_closed,
+            s.accepting,
+            s.holds,
+            s.live_children,
+            st.reservations.get(session_id).map_or(0, Vec::len),
+            s.last.is_some(),
+        ))
+    }
+
     /// Outstanding name reservations (for invariant checks).
     pub fn reservation_count(&self) -> usize {
         self.0.state.borrow().reservations.values().map(Vec::len).sum()

@@ -15,6 +15,7 @@ use super::member::{InboxMessage, Member};
 use super::{Recovery, Runtime};
 use crate::catalog::Mode;
 use crate::event;
+use crate::exec::Deferred;
 use crate::listing::Row;
 use crate::result::{stop, SubagentResult};
 use crate::signal::Signal;
@@ -51,14 +52,39 @@ impl Runtime {
         lost_turn
     }
 
-    /// Writes the `turn/end` a lost turn never got.
+    /// Writes the `turn/end` a lost turn never got. The write runs in the
+    /// runtime's own task, so a caller dropped meanwhile (an aborted resume)
+    /// cannot leave the member resident with its record unwritten and nobody
+    /// to move it on. Until the record lands the member does not settle and
+    /// its tree is not quiet (it counts as a write in flight).
     pub(crate) async fn record_lost_turn(&self, member: &Rc<Member>, input: Vec<String>) {
         let consumed = if self.0.options.recovery == Recovery::Rerun { Vec::new() } else { input };
-        let result = lost_result();
-        let payload = super::lifecycle::turn_end_payload(&result, &consumed);
-        // A store that refuses leaves the start unmatched: the next open tries again.
-        let _ = self.append(member, vec![(event::TURN_END.to_owned(), payload)]).await;
-        self.emit(super::lifecycle::turn_event(member, Some(stop::ERROR.to_owned())));
+        let payload = super::lifecycle::turn_end_payload(&lost_result(), &consumed);
+        member.state.borrow_mut().accepting += 1;
+        let recorded = Deferred::new();
+        let caller = Rc::new(());
+        let task = {
+            let (runtime, member, recorded, caller) =
+                (self.clone(), member.clone(), recorded.clone(), Rc::downgrade(&caller));
+            async move {
+                // A store that refuses leaves the start unmatched: the next open tries again.
+                let _ = runtime.append(&member, vec![(event::TURN_END.to_owned(), payload)]).await;
+                runtime.emit(super::lifecycle::turn_event(&member, Some(stop::ERROR.to_owned())));
+                member.state.borrow_mut().accepting -= 1;
+                recorded.set(());
+                runtime.tree_changed(&member.root_id);
+                // Its caller is gone: the member runs or settles on its own.
+                if caller.upgrade().is_none() {
+                    runtime.kick(&member);
+                }
+            }
+        };
+        self.spawn(Box::pin(task));
+        // Dropped after the record landed (the task saw a caller): kicked here.
+        let abandoned = super::OnDrop::new(|| self.kick(member));
+        recorded.wait().await;
+        abandoned.disarm();
+        drop(caller);
     }
 
     /// Starts the open-time scan of a root's tree (not under [`Recovery::Off`]).

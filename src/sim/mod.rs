@@ -258,8 +258,9 @@ fn check_idle(ctx: &Ctx, epoch: &Rc<Epoch>) {
             resident.iter().any(|c| epoch.rt.agent(c).is_some_and(|c| c.parent_id() == Some(id.as_str())));
         if !parent_of_resident && !ctx.interrupted.borrow().contains(id) {
             ctx.violation(format!(
-                "{} ({id}) stays resident, idle, never interrupted and with no live children",
-                agent.name()
+                "{} ({id}) stays resident, idle, never interrupted and with no live children ({})",
+                agent.name(),
+                epoch.rt.describe(id).unwrap_or_default()
             ));
         }
     }
