@@ -616,3 +616,48 @@ fn a_resume_dropped_while_it_records_a_lost_turn_still_settles() {
     let told = log.iter().filter(|e| e.payload.to_json().contains("subagent-settled")).count();
     assert_eq!(told, 1, "its creator was told of the failed turn once");
 }
+
+/// Seen while testing the drain: a member drained while it recorded a lost
+/// turn left residency, and `close_root` resolved, with that `turn/end`
+/// still to be written, so the closed residency wrote to a log a reopened
+/// tree may already own. Teardown now waits for writes in flight.
+#[test]
+fn a_drain_waits_for_a_write_in_flight_before_the_tree_is_handed_back() {
+    let crashed = world(Rc::new(RefCell::new(vec!["a".to_owned()])));
+    let root = crashed.root();
+    let a = crashed.start(&root, "a");
+    crashed.exec.run_idle();
+    let store = crashed.store.clone();
+    drop(crashed);
+
+    let options = RuntimeOptions {
+        max_depth: 3,
+        capacity: 16,
+        recovery: subagent_tree::runtime::Recovery::Off,
+        ..RuntimeOptions::default()
+    };
+    let w = world_on(store, Rc::default(), options);
+    let root = w.root();
+    let gate = w.store.gate_append(&a.child_id, event::TURN_END);
+    let (rt, r) = (w.rt.clone(), root.clone());
+    w.exec.spawn(Box::pin(async move {
+        let _ = rt.reopen(&r, "a", &Signal::never()).await;
+    }));
+    w.exec.run_idle(); // resumed; its lost turn's record waits at the store
+    assert!(w.rt.is_resident(&a.child_id));
+    let closed = Rc::new(Cell::new(false));
+    let (rt, r, done) = (w.rt.clone(), root.clone(), closed.clone());
+    w.exec.spawn(Box::pin(async move {
+        rt.close_root(&r).await.unwrap();
+        done.set(true);
+    }));
+    w.exec.run_idle();
+    assert!(!closed.get(), "close_root waits while the drained member's write is in flight");
+    gate.set(());
+    w.exec.run_idle();
+    assert!(closed.get());
+    assert_eq!(w.consumed_lists(&a.child_id).len(), 1, "the lost turn is on record");
+    let len = w.store.inner.len(&a.child_id);
+    w.exec.run_idle();
+    assert_eq!(w.store.inner.len(&a.child_id), len, "nothing of the closed residency writes afterwards");
+}

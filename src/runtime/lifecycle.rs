@@ -189,6 +189,15 @@ impl Runtime {
         // Child-first: a member disposed with children of its own closes them
         // (and theirs) before it releases. A natural settlement has none.
         self.close_owned(&member, abort).await;
+        // Nothing of this residency writes once it has left (a drained tree may
+        // be reopened at once): acceptances and a lost turn's record land first.
+        while member.state.borrow().accepting > 0 {
+            let changed = self.0.state.borrow().trees.get(&member.root_id).map(|t| t.changed.clone());
+            match changed {
+                Some(changed) => changed.wait().await,
+                None => break,
+            }
+        }
         let released = match &member.kind {
             Kind::External { run, result, .. } => {
                 let released = run.dispose().await;
