@@ -7,6 +7,7 @@
 //! from its log under its tree root, rebuilding its full name from the
 //! catalogs along its creation chain; its creators may stay offline.
 
+use super::machine::{Life, Refusal};
 use super::member::{self, InboxMessage, Kind, Member, MessageSource, Phase, Scheduling, Settlement};
 use super::{Agent, InterruptAuthority, Runtime, RuntimeEvent};
 use crate::catalog::Mode;
@@ -156,7 +157,7 @@ impl Runtime {
             creator = c.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
         }
         // No await since `target_for` returned it live: the hold lands before it could settle.
-        member.state.borrow_mut().holds += 1;
+        member.state.borrow_mut().hold();
         Ok(Held { runtime: self.clone(), member, released: Cell::new(false) })
     }
 
@@ -244,15 +245,11 @@ impl Runtime {
                 ));
             }
         }
-        let signal = {
-            let mut st = target.state.borrow_mut();
-            st.parked = true;
-            st.parked_in_log = false;
-            match &target.kind {
-                Kind::External { signal, .. } => Some(signal.clone()),
-                _ => st.turn.as_ref().map(|t| t.signal.clone()),
-            }
+        let run_signal = match &target.kind {
+            Kind::External { signal, .. } => Some(signal),
+            _ => None,
         };
+        let signal = target.state.borrow_mut().interrupt(run_signal);
         let signalled = signal.is_some_and(|s| {
             let fresh = !s.is_aborted();
             s.abort();
@@ -339,19 +336,19 @@ impl Runtime {
         answer: Option<&Answer>,
     ) -> Result<String> {
         signal.check()?;
-        {
-            let mut st = target.state.borrow_mut();
-            if st.input_closed {
+        let began = target.state.borrow_mut().begin_write();
+        match began {
+            Ok(()) => {}
+            Err(Refusal::InputClosed) => {
                 return Err(crate::err!(
                     InputClosed,
                     "{:?} captured its structured result and accepts no more input",
                     target.full_name
-                ));
+                ))
             }
-            if st.phase != Phase::Live {
-                return Err(crate::err!(ActivationClosing, "{:?} is shutting down", target.full_name));
+            Err(Refusal::NotLive) => {
+                return Err(crate::err!(ActivationClosing, "{:?} is shutting down", target.full_name))
             }
-            st.accepting += 1;
         }
         let message = InboxMessage { id: self.new_id(IdKind::Message), source, content, scheduling };
         // Registered before the write: the answering turn may end before this call returns.
@@ -359,7 +356,7 @@ impl Runtime {
             self.0.state.borrow_mut().answers.insert(message.id.clone(), (target.root_id.clone(), answer.0.clone()));
         }
         let accepting = super::OnDrop::new(|| {
-            target.state.borrow_mut().accepting -= 1;
+            target.state.borrow_mut().write_ended(None);
             self.0.state.borrow_mut().answers.remove(&message.id);
             self.kick(target);
             self.tree_changed(&target.root_id);
@@ -375,15 +372,9 @@ impl Runtime {
             MessageSource::AgentMessage { .. } => "agent-message",
             MessageSource::SubagentSettled { .. } => "subagent-settled",
         };
-        {
-            let mut st = target.state.borrow_mut();
-            st.accepting -= 1;
-            if written.is_ok() && st.phase == Phase::Live {
-                st.inbox.push_back(message);
-                st.parked = false; // a waking send resumes the parked FIFO
-            }
-            // Otherwise the message is durable in the log and is pending at the next resume.
-        }
+        // A waking send resumes the parked FIFO. A message that no longer finds the
+        // member live is durable in the log and is pending at the next resume.
+        target.state.borrow_mut().write_ended(written.is_ok().then_some(message));
         if written.is_ok() {
             self.emit(RuntimeEvent::Message {
                 root_id: target.root_id.clone(),
@@ -625,19 +616,14 @@ impl Runtime {
             child_names: RefCell::new(log.child_names),
             parent_link: RefCell::default(),
             // A later cold resume does not inherit the output schema.
-            state: member::new_state(None),
+            state: RefCell::new(Life::new(None)),
         });
         let parked = log.parked;
-        let lost = self.adopt_log(&member, log.pending, log.lost_turn);
-        {
-            let mut st = member.state.borrow_mut();
-            st.turns = 1;
-            st.parked = parked && !st.inbox.is_empty();
-            st.parked_in_log = st.parked;
-        }
+        let lost = self.adopt_log(&member, log.pending, log.lost_turn, parked);
+        member.state.borrow_mut().turns = 1;
         let mut st = self.0.state.borrow_mut();
         if let Some(parent) = st.members.get(&row.parent_id).filter(|p| p.phase() == Phase::Live) {
-            parent.state.borrow_mut().live_children += 1;
+            parent.state.borrow_mut().child_joined();
             member.parent_link.replace(Some(Rc::downgrade(parent)));
         }
         // Children resumed while this member was cold are its own again: it
@@ -653,7 +639,7 @@ impl Runtime {
                 && child.phase() != Phase::Gone;
             if orphan {
                 child.parent_link.replace(Some(Rc::downgrade(&member)));
-                member.state.borrow_mut().live_children += 1;
+                member.state.borrow_mut().child_joined();
             }
         }
         st.members.insert(row.id.clone(), member.clone());
@@ -796,10 +782,7 @@ impl Held {
         if self.released.replace(true) {
             return;
         }
-        {
-            let mut st = self.member.state.borrow_mut();
-            st.holds = st.holds.saturating_sub(1);
-        }
+        self.member.state.borrow_mut().release();
         self.runtime.kick(&self.member);
         self.runtime.tree_changed(&self.member.root_id);
     }

@@ -1,4 +1,5 @@
-//! Turns, natural settlement, disposal, drain and tree work.
+//! Turns, natural settlement, disposal, drain and tree work: the driver of
+//! [`Life`](super::machine::Life), which decides; this file does the I/O.
 //!
 //! A member runs a turn whenever it is live, not parked, and has input. It
 //! settles naturally when idle with nothing pending and no owned children
@@ -9,7 +10,8 @@
 //! leaves, a message to the member waits for the settlement and then resumes
 //! it, so one session's `subagent/start` and `subagent/end` never interleave.
 
-use super::member::{Kind, Member, MessageSource, Phase, Scheduling, TurnSlot, Wait};
+use super::machine::{Step, Wait};
+use super::member::{Kind, Member, MessageSource, Phase};
 use super::{Agent, RunEndInfo, Runtime, RuntimeEvent};
 use crate::catalog::Mode;
 use crate::error::{ErrorCode, Result, SubagentError};
@@ -22,61 +24,45 @@ use crate::signal::Signal;
 use std::rc::Rc;
 
 impl Runtime {
-    /// Starts a turn if the member has input and may run; else checks settlement.
+    /// Drives the member's next move ([`Life::next`]): runs a turn, begins
+    /// settlement, or does nothing.
     pub(crate) fn kick(&self, member: &Rc<Member>) {
-        let turn = {
-            let mut st = member.state.borrow_mut();
-            let may_run = st.phase == Phase::Live && st.turn.is_none() && !st.parked && !st.input_closed;
-            if !may_run || st.inbox.is_empty() || member.is_external() {
-                None
-            } else {
-                let input: Vec<_> = st.inbox.drain(..).collect();
-                let signal = Signal::new();
-                let first = st.turns == 0;
-                st.turns += 1;
-                let id = self.token();
-                st.turn = Some(TurnSlot {
-                    id,
-                    signal: signal.clone(),
-                    done: Deferred::new(),
-                    consumed: input.iter().map(|m| m.id.clone()).collect(),
-                });
-                Some((input, signal, first, st.output_schema.clone(), id))
-            }
+        let starting = self.0.state.borrow().reservations.get(&member.id).is_some_and(|r| !r.is_empty());
+        let step = member.state.borrow_mut().next(member.lane(), starting, || self.token());
+        let plan = match step {
+            Step::Run(plan) => plan,
+            Step::Settle => return self.close(member, false),
+            Step::Idle => return,
         };
-        match turn {
-            Some((input, signal, first, schema, id)) => {
-                let turn = Turn {
-                    session_id: member.id.clone(),
-                    root_id: member.root_id.clone(),
-                    name: member.full_name.clone(),
-                    parent_name: member.parent_name.clone(),
-                    input,
-                    steer: super::SteerInbox(Rc::downgrade(member), id),
-                    cwd: member.cwd.clone(),
-                    signal: signal.clone(),
-                    output_schema: schema.as_ref().map(|s| s.source().clone()),
-                    first,
-                    agent: Agent(member.clone()),
-                    context: crate::text::identity_context(&member.full_name, member.parent_name.as_deref()),
-                    // Only a parent-delivery child's report goes to its creator by itself.
-                    guidance: match (&member.parent_name, first, member.delivery()) {
-                        (Some(parent), true, super::Delivery::Parent) => Some(crate::text::return_guidance(parent)),
-                        _ => None,
-                    },
-                };
-                self.emit(turn_event(member, None));
-                let (runtime, member) = (self.clone(), member.clone());
-                self.spawn(Box::pin(async move { runtime.run_turn(member, turn, signal, schema).await }));
-            }
-            None => self.maybe_settle(member),
-        }
+        let turn = Turn {
+            session_id: member.id.clone(),
+            root_id: member.root_id.clone(),
+            name: member.full_name.clone(),
+            parent_name: member.parent_name.clone(),
+            input: plan.input,
+            steer: super::SteerInbox(Rc::downgrade(member), plan.id),
+            cwd: member.cwd.clone(),
+            signal: plan.signal.clone(),
+            output_schema: plan.schema.as_ref().map(|s| s.source().clone()),
+            first: plan.first,
+            agent: Agent(member.clone()),
+            context: crate::text::identity_context(&member.full_name, member.parent_name.as_deref()),
+            // Only a parent-delivery child's report goes to its creator by itself.
+            guidance: match (&member.parent_name, plan.first, member.delivery()) {
+                (Some(parent), true, super::Delivery::Parent) => Some(crate::text::return_guidance(parent)),
+                _ => None,
+            },
+        };
+        self.emit(turn_event(member, None));
+        let (runtime, member) = (self.clone(), member.clone());
+        self.spawn(Box::pin(async move { runtime.run_turn(member, turn, plan.id, plan.signal, plan.schema).await }));
     }
 
     async fn run_turn(
         self,
         member: Rc<Member>,
         turn: Turn,
+        id: u64,
         signal: Signal,
         schema: Option<Rc<crate::schema::OutputSchema>>,
     ) {
@@ -89,14 +75,7 @@ impl Runtime {
         let outcome = if signal.is_aborted() {
             // Stopped before the host was handed the turn: its input was never
             // delivered, so it goes back to the inbox, pending (and durable as such).
-            let mut st = member.state.borrow_mut();
-            for message in turn.input.into_iter().rev() {
-                st.inbox.push_front(message);
-            }
-            st.turns = st.turns.saturating_sub(1);
-            if let Some(slot) = st.turn.as_mut() {
-                slot.consumed.clear();
-            }
+            member.state.borrow_mut().turn_unseen(id, turn.input);
             Err(SubagentError::cancelled())
         } else {
             // A host that ignores the abort cannot hold the member: the turn ends as aborted.
@@ -104,21 +83,13 @@ impl Runtime {
         };
         let result = capture(outcome, &signal, schema.as_deref());
         let stop_reason = result.stop_reason.clone();
-        let consumed = member.state.borrow().turn.as_ref().map(|t| t.consumed.clone()).unwrap_or_default();
+        let consumed = member.state.borrow().consumed(id);
         let recorded =
             self.append(&member, vec![(event::TURN_END.to_owned(), turn_end_payload(&result, &consumed))]).await;
-        let done = {
-            let mut st = member.state.borrow_mut();
-            if result.structured.is_some() {
-                st.input_closed = true; // a valid capture closes input
-            }
-            st.last = Some(recorded.map(|_| result));
-            st.turn.take().map(|t| t.done)
-        };
-        let last = member.state.borrow().last.clone();
-        if let Some(last) = last {
-            self.answer(&consumed, &last);
-        }
+        let captured = result.structured.is_some();
+        let last = recorded.map(|_| result);
+        let done = member.state.borrow_mut().turn_ended(id, last.clone(), captured);
+        self.answer(&consumed, &last);
         if let Some(done) = done {
             done.set(());
         }
@@ -138,39 +109,13 @@ impl Runtime {
         }
     }
 
-    /// Settles a live, idle child with nothing pending and no owned children
-    /// (child-first): no live child, no child start in flight, no host hold.
-    /// An interrupted member with nothing parked settles here too (`aborted`,
-    /// its last turn's stop reason); one with parked input stays resident.
-    pub(crate) fn maybe_settle(&self, member: &Rc<Member>) {
-        let idle = {
-            let st = member.state.borrow();
-            st.phase == Phase::Live
-                && st.turn.is_none()
-                && st.accepting == 0
-                && st.holds == 0
-                && (st.inbox.is_empty() || st.input_closed || (st.parked && st.parked_in_log))
-                && st.live_children == 0
-        };
-        let idle = idle && self.0.state.borrow().reservations.get(&member.id).is_none_or(Vec::is_empty);
-        if idle && matches!(member.kind, Kind::Local) {
-            self.close(member, false);
-        }
-    }
-
     /// Begins settlement once; `abort` stops in-flight work (dispose, drain).
     pub(crate) fn close(&self, member: &Rc<Member>, abort: bool) {
         let Some(settlement) = member.settlement.clone() else { return };
-        let signal = {
-            let mut st = member.state.borrow_mut();
-            if st.phase != Phase::Live {
-                return;
-            }
-            st.phase = Phase::Closing;
-            match &member.kind {
-                Kind::External { signal, .. } => Some(signal.clone()),
-                _ => st.turn.as_ref().map(|t| t.signal.clone()),
-            }
+        let Some(turn) = member.state.borrow_mut().close() else { return };
+        let signal = match &member.kind {
+            Kind::External { signal, .. } => Some(signal.clone()),
+            _ => turn,
         };
         if abort {
             if let Some(signal) = signal {
@@ -191,7 +136,7 @@ impl Runtime {
         self.close_owned(&member, abort).await;
         // Nothing of this residency writes once it has left (a drained tree may
         // be reopened at once): acceptances and a lost turn's record land first.
-        while member.state.borrow().accepting > 0 {
+        while member.state.borrow().writes > 0 {
             let changed = self.0.state.borrow().trees.get(&member.root_id).map(|t| t.changed.clone());
             match changed {
                 Some(changed) => changed.wait().await,
@@ -312,7 +257,7 @@ impl Runtime {
 
     /// Removes a member from residency; returns its live creator, whose child count drops.
     fn leave(&self, member: &Rc<Member>) -> Option<Rc<Member>> {
-        member.state.borrow_mut().phase = Phase::Gone;
+        member.state.borrow_mut().left();
         {
             let mut st = self.0.state.borrow_mut();
             if st.members.get(&member.id).is_some_and(|m| Rc::ptr_eq(m, member)) {
@@ -324,8 +269,7 @@ impl Runtime {
         }
         let parent = member.parent_link.borrow_mut().take().and_then(|w| w.upgrade());
         if let Some(parent) = &parent {
-            let mut st = parent.state.borrow_mut();
-            st.live_children = st.live_children.saturating_sub(1);
+            parent.state.borrow_mut().child_left();
         }
         parent.filter(|p| p.phase() == Phase::Live)
     }
@@ -448,10 +392,10 @@ impl Runtime {
             && !tree.recovering
             && st.members.values().filter(|m| m.root_id == root_id).all(|m| {
                 let s = m.state.borrow();
-                s.accepting == 0
+                s.writes == 0
                     && match s.waiting.filter(|_| waiters) {
                         Some(Wait::Interrupt) => true,
-                        Some(Wait::Steer) => !steer_pending(&s),
+                        Some(Wait::Steer) => !s.steer_pending(),
                         None => !m.is_busy(),
                     }
             });
@@ -479,7 +423,7 @@ impl Runtime {
             if signal.is_aborted() {
                 return WaitEnd::Aborted;
             }
-            if steer && steer_pending(&member.state.borrow()) {
+            if steer && member.state.borrow().steer_pending() {
                 return WaitEnd::Steered;
             }
             let Some(changed) = self.unquiet(&member.root_id, true) else { return WaitEnd::Quiet };
@@ -517,10 +461,6 @@ impl Runtime {
             changed.wait().await;
         }
     }
-}
-
-fn steer_pending(st: &super::member::MemberState) -> bool {
-    st.inbox.iter().any(|m| m.scheduling == Scheduling::Steer)
 }
 
 /// Why `Runtime::wait_for_input` returned (the bridge passes the discriminant).

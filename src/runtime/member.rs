@@ -1,13 +1,14 @@
 //! A resident tree member, its inbox, and the live handle that is its authority.
 
+pub(crate) use super::machine::Phase;
+use super::machine::{Lane, Life};
 use crate::exec::{AsyncLock, Deferred};
 use crate::json::Value;
 use crate::ports::Run;
 use crate::result::SubagentResult;
-use crate::schema::OutputSchema;
 use crate::signal::Signal;
 use std::cell::{Cell, RefCell};
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::fmt;
 use std::rc::{Rc, Weak};
 
@@ -68,13 +69,6 @@ pub struct InboxMessage {
     pub scheduling: Scheduling,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Phase {
-    Live,
-    Closing,
-    Gone,
-}
-
 pub(crate) enum Kind {
     Root,
     Local,
@@ -84,16 +78,6 @@ pub(crate) enum Kind {
         signal: Signal,
         result: Deferred<crate::Result<SubagentResult>>,
     },
-}
-
-/// The running turn of a member.
-pub(crate) struct TurnSlot {
-    /// Unique per turn: a steer inbox takes only for the turn it was made for.
-    pub id: u64,
-    pub signal: Signal,
-    pub done: Deferred<()>,
-    /// Ids of the messages this turn consumed (its input and steered messages taken).
-    pub consumed: Vec<String>,
 }
 
 /// An activation's settlement machinery.
@@ -108,40 +92,6 @@ impl Settlement {
     pub fn new(delivery: Delivery) -> Rc<Settlement> {
         Rc::new(Settlement { delivery, result: Deferred::new(), disposed: Deferred::new(), closed: Deferred::new() })
     }
-}
-
-pub(crate) struct MemberState {
-    pub phase: Phase,
-    pub inbox: VecDeque<InboxMessage>,
-    pub turn: Option<TurnSlot>,
-    /// Set by interrupt: pending input waits for a waking send.
-    pub parked: bool,
-    /// The parked input came from the log (a cold member), not a live
-    /// interrupt: it is durable there, so the member may settle around it.
-    pub parked_in_log: bool,
-    /// Set once a structured result is captured.
-    pub input_closed: bool,
-    pub output_schema: Option<Rc<OutputSchema>>,
-    /// The latest turn's (or run's) result, kept through teardown.
-    pub last: Option<crate::Result<SubagentResult>>,
-    pub turns: u32,
-    pub live_children: usize,
-    /// Durable writes in flight the member must not settle around: message
-    /// acceptances and a lost turn's record.
-    pub accepting: usize,
-    /// Host holds from `reopen`: a held member stays resident while idle.
-    pub holds: usize,
-    /// The running turn is blocked in `Runtime::wait_for_input`.
-    pub waiting: Option<Wait>,
-}
-
-/// What a turn blocked in `Runtime::wait_for_input` waits for.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wait {
-    /// A steered message (or an interrupt).
-    Steer,
-    /// An interrupt only: steered messages stay pending.
-    Interrupt,
 }
 
 /// A member resident in this runtime: the root or a live child.
@@ -174,7 +124,7 @@ pub(crate) struct Member {
     pub child_names: RefCell<HashSet<String>>,
     /// The resident creator whose `live_children` counts this member.
     pub parent_link: RefCell<Option<Weak<Member>>>,
-    pub state: RefCell<MemberState>,
+    pub state: RefCell<Life>,
 }
 
 impl Member {
@@ -195,35 +145,19 @@ impl Member {
         self.state.borrow().phase
     }
 
-    /// Doing work now: a turn or run in flight, or input that will start one.
-    pub fn is_busy(&self) -> bool {
-        let st = self.state.borrow();
-        if st.phase != Phase::Live {
-            return st.phase == Phase::Closing;
-        }
+    /// Where this member runs in the lifecycle machine.
+    pub fn lane(&self) -> Lane {
         match self.kind {
-            Kind::External { .. } => true,
-            _ => st.turn.is_some() || (!st.parked && !st.input_closed && !st.inbox.is_empty()),
+            Kind::Root => Lane::Root,
+            Kind::Local => Lane::Local,
+            Kind::External { .. } => Lane::External,
         }
     }
-}
 
-pub(crate) fn new_state(output_schema: Option<Rc<OutputSchema>>) -> RefCell<MemberState> {
-    RefCell::new(MemberState {
-        phase: Phase::Live,
-        inbox: VecDeque::new(),
-        turn: None,
-        waiting: None,
-        parked: false,
-        parked_in_log: false,
-        input_closed: false,
-        output_schema,
-        last: None,
-        turns: 0,
-        live_children: 0,
-        accepting: 0,
-        holds: 0,
-    })
+    /// Doing work now: a turn or run in flight, or input that will start one.
+    pub fn is_busy(&self) -> bool {
+        self.state.borrow().is_busy(self.lane())
+    }
 }
 
 /// A live member handle. Holding the exact handle is the only authority the
@@ -295,16 +229,7 @@ impl SteerInbox {
     /// Removes and returns the steered messages that arrived since the last take.
     pub fn take(&self) -> Vec<InboxMessage> {
         let Some(member) = self.0.upgrade() else { return Vec::new() };
-        let mut st = member.state.borrow_mut();
-        if st.turn.as_ref().is_none_or(|t| t.id != self.1) {
-            return Vec::new();
-        }
-        let (steer, rest): (VecDeque<_>, VecDeque<_>) =
-            st.inbox.drain(..).partition(|m| m.scheduling == Scheduling::Steer);
-        st.inbox = rest;
-        if let Some(turn) = st.turn.as_mut() {
-            turn.consumed.extend(steer.iter().map(|m| m.id.clone()));
-        }
-        steer.into()
+        let taken = member.state.borrow_mut().take_steered(self.1);
+        taken
     }
 }

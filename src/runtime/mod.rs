@@ -8,32 +8,23 @@
 //!
 //! | file | owns |
 //! |---|---|
+//! | `machine.rs` | one member's lifecycle: a sans-I/O state machine (its table of states and transitions) |
 //! | `member.rs` | a resident member, its inbox, the `Agent` handle |
 //! | `start.rs` | `start_activation`: admission order, names at admission, publication |
 //! | `deliver.rs` | `send_message`, `prompt`, `ask`, `reopen`, `interrupt`, cold resume |
-//! | `lifecycle.rs` | turns, natural settlement, disposal, drain, tree work, quiescence |
+//! | `lifecycle.rs` | the driver of turns and settlement: teardown, drain, tree work, quiescence |
 //! | `recovery.rs` | lost turns (`turn/start` with no end) and open-time recovery |
 //!
-//! A member's states and what moves it (every transition is one synchronous
-//! step on the state; only the store, provider and host calls between them
-//! are awaited):
-//!
-//! | state | moved by | to |
-//! |---|---|---|
-//! | cold (only in the log) | a message, `reopen`, open-time recovery | resuming |
-//! | admitted (name and slot reserved) | the catalog write commits / startup fails | idle or running / gone |
-//! | resuming (claimed, slot reserved) | its log is read | idle, running or parked |
-//! | idle | input accepted (not parked) | running |
-//! | idle | nothing pending, no live child, no start in flight, no host hold | closing |
-//! | running (a turn) | the turn ends (`turn/end` written) | idle |
-//! | running | `interrupt` | idle, with what it had not read parked |
-//! | parked (interrupted, input waiting) | a waking send | running |
-//! | parked, from the log | no host hold, no child | closing (the input stays in the log) |
-//! | any live state | `dispose`, drain | closing (the turn or run is signalled) |
-//! | closing | teardown, then the creator's notice is written | gone: `subagent/end`, then `result` |
+//! The rest of this file is the runtime's I/O around those machines: the
+//! store, providers, host and listeners. A member outside residency is
+//! cold: only its log holds it, and a message, `reopen` or open-time
+//! recovery makes it resident again (resuming: claimed, a slot reserved,
+//! its log read). A start is admitted (name and slot reserved) until its
+//! catalog entry commits or its startup fails.
 
 mod deliver;
 mod lifecycle;
+mod machine;
 mod member;
 mod recovery;
 mod start;
@@ -489,18 +480,16 @@ impl Runtime {
             log_unsure: Cell::new(false),
             child_names: RefCell::new(log.child_names),
             parent_link: RefCell::default(),
-            state: member::new_state(None),
+            state: RefCell::new(machine::Life::new(None)),
         });
         // Input accepted before a restart and never consumed is still the root's:
         // it waits, parked as after an interrupt, and the next message to the
         // root delivers it first. Opening a root runs no turn by itself, unless
         // the host asked for lost turns to run again.
         let rerun = self.0.options.recovery == Recovery::Rerun;
-        let lost = self.adopt_log(&member, log.pending, log.lost_turn);
-        {
-            let mut st = member.state.borrow_mut();
-            st.parked = !rerun && !st.inbox.is_empty();
-        }
+        let lost = self.adopt_log(&member, log.pending, log.lost_turn, !rerun);
+        // The root never settles by itself: its parked input is not "in the log" in the settling sense.
+        member.state.borrow_mut().parked_in_log = false;
         {
             let mut st = self.0.state.borrow_mut();
             if st.members.contains_key(&id) {
@@ -695,14 +684,14 @@ impl Runtime {
         let m = st.members.get(session_id)?;
         let s = m.state.borrow();
         Some(format!(
-            "phase {:?}, inbox {}, turn {}, parked {} (in log {}), input closed {}, accepting {}, holds {}, live children {}, reservations {}, last {}",
+            "phase {:?}, inbox {}, turn {}, parked {} (in log {}), input closed {}, writes {}, holds {}, live children {}, reservations {}, last {}",
             s.phase,
             s.inbox.len(),
             s.turn.is_some(),
             s.parked,
             s.parked_in_log,
             s.input_closed,
-            s.accepting,
+            s.writes,
             s.holds,
             s.live_children,
             st.reservations.get(session_id).map_or(0, Vec::len),
@@ -832,7 +821,7 @@ impl Runtime {
         if messages.is_empty() {
             return;
         }
-        member.state.borrow_mut().inbox.extend(messages);
+        member.state.borrow_mut().inbox.extend(messages); // durable already: taken in as accepted input
         let resident =
             self.0.state.borrow().members.get(&member.id).filter(|m| m.incarnation == member.incarnation).cloned();
         if let Some(resident) = resident {

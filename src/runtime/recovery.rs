@@ -40,6 +40,7 @@ impl Runtime {
         member: &Member,
         mut pending: Vec<InboxMessage>,
         lost_turn: Option<Vec<String>>,
+        parked: bool,
     ) -> Option<Vec<String>> {
         let mut st = member.state.borrow_mut();
         if let Some(ids) = &lost_turn {
@@ -48,7 +49,7 @@ impl Runtime {
                 st.last = Some(Ok(lost_result()));
             }
         }
-        st.inbox.extend(pending);
+        st.adopt(pending, parked);
         lost_turn
     }
 
@@ -60,7 +61,7 @@ impl Runtime {
     pub(crate) async fn record_lost_turn(&self, member: &Rc<Member>, input: Vec<String>) {
         let consumed = if self.0.options.recovery == Recovery::Rerun { Vec::new() } else { input };
         let payload = super::lifecycle::turn_end_payload(&lost_result(), &consumed);
-        member.state.borrow_mut().accepting += 1;
+        member.state.borrow_mut().begin_record();
         let recorded = Deferred::new();
         let caller = Rc::new(());
         let task = {
@@ -70,7 +71,7 @@ impl Runtime {
                 // A store that refuses leaves the start unmatched: the next open tries again.
                 let _ = runtime.append(&member, vec![(event::TURN_END.to_owned(), payload)]).await;
                 runtime.emit(super::lifecycle::turn_event(&member, Some(stop::ERROR.to_owned())));
-                member.state.borrow_mut().accepting -= 1;
+                member.state.borrow_mut().write_ended(None);
                 recorded.set(());
                 runtime.tree_changed(&member.root_id);
                 // Its caller is gone: the member runs or settles on its own.

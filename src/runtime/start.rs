@@ -335,7 +335,7 @@ impl Runtime {
         }
         if committed_child.is_some() {
             admission.parent.child_names.borrow_mut().insert(admission.name.as_str().to_owned());
-            admission.parent.state.borrow_mut().live_children += 1;
+            admission.parent.state.borrow_mut().child_joined();
         }
     }
 
@@ -456,7 +456,7 @@ impl Runtime {
         let settlement = Settlement::new(spec.delivery);
         let place = Placement { id: &child_id, full_name: &full_name, path, next_seq: log_len };
         let member = self.make_resident(spec, admission, place, Kind::Local, &settlement, admission.schema.clone());
-        member.state.borrow_mut().inbox.push_back(first);
+        member.state.borrow_mut().adopt([first], false);
         self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::Continuable)));
         self.emit(RuntimeEvent::Message {
             root_id: member.root_id.clone(),
@@ -640,7 +640,7 @@ impl Runtime {
             log_unsure: Cell::new(false),
             child_names: RefCell::default(),
             parent_link: RefCell::new(Some(Rc::downgrade(parent))),
-            state: member::new_state(schema),
+            state: RefCell::new(super::machine::Life::new(schema)),
         });
         self.0.state.borrow_mut().members.insert(place.id.to_owned(), member.clone());
         self.release_admission(admission, Some(place.id));

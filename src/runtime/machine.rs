@@ -1,0 +1,486 @@
+//! One member's lifecycle as a sans-I/O state machine.
+//!
+//! [`Life`] holds what decides a resident member's next move. Every
+//! transition is a synchronous `&mut self` call; the ones that can lead
+//! somewhere return a [`Step`] saying what the runtime must do (run a turn,
+//! begin settlement). Completions of that work come back as calls too, and a
+//! turn's completion is tagged with its turn id, so a late or duplicated one
+//! (a host that ignored an abort, a stale task) changes nothing. The async
+//! runtime is only the driver: it borrows a `Life` for one transition at a
+//! time, never across an `.await`, and does the store, provider and host I/O
+//! in between. Tree-wide admission (names, capacity, draining) is the
+//! runtime's `State`; this module knows one member.
+//!
+//! | state | input (method) | next |
+//! |---|---|---|
+//! | live, idle | [`Life::next`] with input, not parked, input open | running: `Step::Run` |
+//! | live, idle | [`Life::next`] with nothing pending, no write in flight, no hold, no live child, no start in flight (local members only) | `Step::Settle` |
+//! | running | [`Life::turn_ended`] (its turn id) | idle; a structured capture closes input |
+//! | running | [`Life::turn_unseen`]: stopped before the host saw it | idle, its input pending again |
+//! | running | [`Life::take_steered`] (its turn id) | running, steered messages handed over |
+//! | live | [`Life::interrupt`] | parked: pending input waits for a waking send |
+//! | parked | [`Life::write_ended`] with an accepted message | unparked (a waking send) |
+//! | parked from the log | [`Life::next`], nothing else keeping it | `Step::Settle` (the input stays in the log) |
+//! | live | [`Life::begin_write`] / [`Life::write_ended`] | a write in flight keeps it from settling |
+//! | live | [`Life::hold`] / [`Life::release`], [`Life::child_joined`] / [`Life::child_left`] | kept resident while held or owning children |
+//! | live | [`Life::close`] | closing (the driver stops its turn or run and tears down) |
+//! | closing | [`Life::left`] | gone |
+
+use super::member::{InboxMessage, Scheduling};
+use crate::exec::Deferred;
+use crate::result::SubagentResult;
+use crate::schema::OutputSchema;
+use crate::signal::Signal;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Live,
+    Closing,
+    Gone,
+}
+
+/// What kind of member a `Life` belongs to: only local children settle by
+/// themselves, and an external run never takes turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lane {
+    Root,
+    Local,
+    External,
+}
+
+/// The running turn of a member.
+pub(crate) struct TurnSlot {
+    /// Unique per turn: completions and steer takes for other turns are ignored.
+    pub id: u64,
+    pub signal: Signal,
+    /// Set once the turn's end is recorded (teardown and close wait for it).
+    pub done: Deferred<()>,
+    /// Ids of the messages this turn consumed (its input and steered messages taken).
+    pub consumed: Vec<String>,
+}
+
+/// What a turn blocked in `Runtime::wait_for_input` waits for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// A steered message (or an interrupt).
+    Steer,
+    /// An interrupt only: steered messages stay pending.
+    Interrupt,
+}
+
+/// A turn [`Life::next`] has put in place, for the driver to run.
+pub(crate) struct TurnPlan {
+    pub id: u64,
+    pub input: Vec<InboxMessage>,
+    pub signal: Signal,
+    /// The member's first turn (it gets the return guidance).
+    pub first: bool,
+    pub schema: Option<Rc<OutputSchema>>,
+}
+
+/// What the driver does after [`Life::next`].
+pub(crate) enum Step {
+    Run(TurnPlan),
+    /// Begin settlement (the member is still live until the driver closes it).
+    Settle,
+    Idle,
+}
+
+/// Why a write into the inbox is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// A structured result was captured.
+    InputClosed,
+    /// The member is closing or gone.
+    NotLive,
+}
+
+pub(crate) struct Life {
+    pub phase: Phase,
+    pub inbox: VecDeque<InboxMessage>,
+    pub turn: Option<TurnSlot>,
+    /// Set by interrupt: pending input waits for a waking send.
+    pub parked: bool,
+    /// The parked input came from the log (a cold member), not a live
+    /// interrupt: it is durable there, so the member may settle around it.
+    pub parked_in_log: bool,
+    /// Set once a structured result is captured.
+    pub input_closed: bool,
+    pub output_schema: Option<Rc<OutputSchema>>,
+    /// The latest turn's (or run's) result, kept through teardown.
+    pub last: Option<crate::Result<SubagentResult>>,
+    pub turns: u32,
+    pub live_children: usize,
+    /// Durable writes in flight the member must not settle around (message
+    /// acceptances, a lost turn's record); teardown waits for them too.
+    pub writes: usize,
+    /// Host holds from `reopen`: a held member stays resident while idle.
+    pub holds: usize,
+    /// The running turn is blocked in `Runtime::wait_for_input`.
+    pub waiting: Option<Wait>,
+}
+
+impl Life {
+    pub fn new(output_schema: Option<Rc<OutputSchema>>) -> Life {
+        Life {
+            phase: Phase::Live,
+            inbox: VecDeque::new(),
+            turn: None,
+            parked: false,
+            parked_in_log: false,
+            input_closed: false,
+            output_schema,
+            last: None,
+            turns: 0,
+            live_children: 0,
+            writes: 0,
+            holds: 0,
+            waiting: None,
+        }
+    }
+
+    /// The member's next move. `starting`: a child start under it is in
+    /// flight (it owns that child once it publishes). `turn_id` mints the id
+    /// of a turn this puts in place.
+    pub fn next(&mut self, lane: Lane, starting: bool, turn_id: impl FnOnce() -> u64) -> Step {
+        let may_run = self.phase == Phase::Live
+            && self.turn.is_none()
+            && !self.parked
+            && !self.input_closed
+            && lane != Lane::External;
+        if may_run && !self.inbox.is_empty() {
+            let input: Vec<InboxMessage> = self.inbox.drain(..).collect();
+            let signal = Signal::new();
+            let first = self.turns == 0;
+            self.turns += 1;
+            let id = turn_id();
+            self.turn = Some(TurnSlot {
+                id,
+                signal: signal.clone(),
+                done: Deferred::new(),
+                consumed: input.iter().map(|m| m.id.clone()).collect(),
+            });
+            return Step::Run(TurnPlan { id, input, signal, first, schema: self.output_schema.clone() });
+        }
+        if lane == Lane::Local && !starting && self.settles() {
+            Step::Settle
+        } else {
+            Step::Idle
+        }
+    }
+
+    /// Idle with nothing that keeps it resident: no turn, no write in flight,
+    /// no hold, no live child, and no input it would run (parked input from
+    /// the log stays durable there).
+    fn settles(&self) -> bool {
+        self.phase == Phase::Live
+            && self.turn.is_none()
+            && self.writes == 0
+            && self.holds == 0
+            && self.live_children == 0
+            && (self.inbox.is_empty() || self.input_closed || (self.parked && self.parked_in_log))
+    }
+
+    /// Doing work now: a turn or run in flight, input that will start one, or teardown.
+    pub fn is_busy(&self, lane: Lane) -> bool {
+        match self.phase {
+            Phase::Gone => false,
+            Phase::Closing => true,
+            Phase::Live if lane == Lane::External => true,
+            Phase::Live => self.turn.is_some() || (!self.parked && !self.input_closed && !self.inbox.is_empty()),
+        }
+    }
+
+    /// A write into the inbox begins (an acceptance): refused once input is
+    /// closed or the member is no longer live.
+    pub fn begin_write(&mut self) -> Result<(), Refusal> {
+        if self.input_closed {
+            return Err(Refusal::InputClosed);
+        }
+        if self.phase != Phase::Live {
+            return Err(Refusal::NotLive);
+        }
+        self.writes += 1;
+        Ok(())
+    }
+
+    /// A write of the member's own record begins (a lost turn's end): it
+    /// must land, whatever the phase.
+    pub fn begin_record(&mut self) {
+        self.writes += 1;
+    }
+
+    /// A write ended; `accepted` is a message that became durable. Returns
+    /// whether it joined the inbox (else it is pending in the log for the
+    /// next resume). An accepted message wakes parked input.
+    pub fn write_ended(&mut self, accepted: Option<InboxMessage>) -> bool {
+        self.writes = self.writes.saturating_sub(1);
+        match accepted {
+            Some(message) if self.phase == Phase::Live => {
+                self.inbox.push_back(message);
+                self.parked = false;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Interrupt: parks pending input and returns the signal of the running
+    /// turn (or of the run, `run_signal`, for an external member) to abort.
+    pub fn interrupt(&mut self, run_signal: Option<&Signal>) -> Option<Signal> {
+        self.parked = true;
+        self.parked_in_log = false;
+        run_signal.cloned().or_else(|| self.turn.as_ref().map(|t| t.signal.clone()))
+    }
+
+    /// Input found in the log at resume; `parked` when an interrupt had parked it.
+    pub fn adopt(&mut self, pending: impl IntoIterator<Item = InboxMessage>, parked: bool) {
+        self.inbox.extend(pending);
+        self.parked = parked && !self.inbox.is_empty();
+        self.parked_in_log = self.parked;
+    }
+
+    /// Turn `id` was stopped before the host was handed it: its input was
+    /// never delivered, so it is pending again, first in line.
+    pub fn turn_unseen(&mut self, id: u64, input: Vec<InboxMessage>) {
+        let Some(slot) = self.turn.as_mut().filter(|t| t.id == id) else { return };
+        slot.consumed.clear();
+        for message in input.into_iter().rev() {
+            self.inbox.push_front(message);
+        }
+        self.turns = self.turns.saturating_sub(1);
+    }
+
+    /// The ids turn `id` consumed so far (its input and steered messages).
+    pub fn consumed(&self, id: u64) -> Vec<String> {
+        self.turn.as_ref().filter(|t| t.id == id).map(|t| t.consumed.clone()).unwrap_or_default()
+    }
+
+    /// Turn `id` ended and its end was written (`last` is the result, or the
+    /// failure to write it); `captured`: it produced a valid structured
+    /// result, which closes input. Returns the turn's `done` to fire, or
+    /// `None` for a stale or repeated completion, which changes nothing.
+    pub fn turn_ended(&mut self, id: u64, last: crate::Result<SubagentResult>, captured: bool) -> Option<Deferred<()>> {
+        if self.turn.as_ref().is_none_or(|t| t.id != id) {
+            return None;
+        }
+        self.input_closed |= captured;
+        self.last = Some(last);
+        self.turn.take().map(|t| t.done)
+    }
+
+    /// Removes and returns the steered messages for turn `id` (none for
+    /// another turn: a host that kept running after an abort cannot take
+    /// messages meant for the next one).
+    pub fn take_steered(&mut self, id: u64) -> Vec<InboxMessage> {
+        if self.turn.as_ref().is_none_or(|t| t.id != id) {
+            return Vec::new();
+        }
+        let (steer, rest): (VecDeque<_>, VecDeque<_>) =
+            self.inbox.drain(..).partition(|m| m.scheduling == Scheduling::Steer);
+        self.inbox = rest;
+        if let Some(turn) = self.turn.as_mut() {
+            turn.consumed.extend(steer.iter().map(|m| m.id.clone()));
+        }
+        steer.into()
+    }
+
+    /// Whether a steered message waits to be taken.
+    pub fn steer_pending(&self) -> bool {
+        self.inbox.iter().any(|m| m.scheduling == Scheduling::Steer)
+    }
+
+    pub fn hold(&mut self) {
+        self.holds += 1;
+    }
+
+    pub fn release(&mut self) {
+        self.holds = self.holds.saturating_sub(1);
+    }
+
+    pub fn child_joined(&mut self) {
+        self.live_children += 1;
+    }
+
+    pub fn child_left(&mut self) {
+        self.live_children = self.live_children.saturating_sub(1);
+    }
+
+    /// Begins settlement once: returns the running turn's signal (the driver
+    /// aborts it when the settlement is a dispose or drain), or `None` with
+    /// `false` when it was not live.
+    pub fn close(&mut self) -> Option<Option<Signal>> {
+        if self.phase != Phase::Live {
+            return None;
+        }
+        self.phase = Phase::Closing;
+        Some(self.turn.as_ref().map(|t| t.signal.clone()))
+    }
+
+    /// Left residency.
+    pub fn left(&mut self) {
+        self.phase = Phase::Gone;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::Value;
+    use crate::result::stop;
+
+    fn message(id: &str, scheduling: Scheduling) -> InboxMessage {
+        InboxMessage {
+            id: id.into(),
+            source: super::super::member::MessageSource::User,
+            content: Value::Array(vec![]),
+            scheduling,
+        }
+    }
+
+    fn ids() -> impl FnMut() -> u64 {
+        let mut next = 0;
+        move || {
+            next += 1;
+            next
+        }
+    }
+
+    fn run(life: &mut Life, mint: &mut impl FnMut() -> u64) -> TurnPlan {
+        match life.next(Lane::Local, false, mint) {
+            Step::Run(plan) => plan,
+            _ => panic!("expected a turn"),
+        }
+    }
+
+    fn settles(life: &mut Life) -> bool {
+        matches!(life.next(Lane::Local, false, || unreachable!("no turn")), Step::Settle)
+    }
+
+    fn accept(life: &mut Life, id: &str) {
+        life.begin_write().unwrap();
+        assert!(life.write_ended(Some(message(id, Scheduling::Queue))));
+    }
+
+    #[test]
+    fn input_runs_a_turn_and_an_idle_member_with_nothing_left_settles() {
+        let (mut life, mut mint) = (Life::new(None), ids());
+        accept(&mut life, "m1");
+        let plan = run(&mut life, &mut mint);
+        assert!(plan.first);
+        assert_eq!(plan.input.len(), 1);
+        assert!(matches!(life.next(Lane::Local, false, &mut mint), Step::Idle), "one turn at a time");
+        assert!(life.turn_ended(plan.id, Ok(SubagentResult::new(stop::COMPLETED)), false).is_some());
+        assert!(settles(&mut life));
+    }
+
+    #[test]
+    fn a_late_or_repeated_turn_completion_changes_nothing() {
+        let (mut life, mut mint) = (Life::new(None), ids());
+        accept(&mut life, "m1");
+        let first = run(&mut life, &mut mint);
+        assert!(life.turn_ended(first.id, Ok(SubagentResult::new(stop::COMPLETED)), false).is_some());
+        accept(&mut life, "m2");
+        let second = run(&mut life, &mut mint);
+        assert!(life.turn_ended(first.id, Ok(SubagentResult::new(stop::ERROR)), false).is_none(), "stale");
+        assert!(life.take_steered(first.id).is_empty(), "a stale turn takes nothing");
+        assert!(life.turn.is_some(), "the second turn still runs");
+        assert!(life.turn_ended(second.id, Ok(SubagentResult::new(stop::COMPLETED)), false).is_some());
+        assert!(life.turn_ended(second.id, Ok(SubagentResult::new(stop::COMPLETED)), false).is_none(), "repeated");
+    }
+
+    #[test]
+    fn nothing_settles_while_a_write_a_hold_a_child_or_a_start_is_in_flight() {
+        let mut life = Life::new(None);
+        life.begin_record();
+        assert!(!settles(&mut life), "a write in flight");
+        life.write_ended(None);
+        life.hold();
+        assert!(!settles(&mut life), "held");
+        life.release();
+        life.child_joined();
+        assert!(!settles(&mut life), "owns a live child");
+        life.child_left();
+        assert!(matches!(life.next(Lane::Local, true, || 0), Step::Idle), "a start under it is in flight");
+        assert!(matches!(life.next(Lane::Root, false, || 0), Step::Idle), "a root never settles by itself");
+        assert!(settles(&mut life));
+    }
+
+    #[test]
+    fn an_interrupt_parks_input_until_a_waking_send() {
+        let (mut life, mut mint) = (Life::new(None), ids());
+        accept(&mut life, "m1");
+        let plan = run(&mut life, &mut mint);
+        accept(&mut life, "m2"); // queued behind the running turn
+        life.interrupt(None).expect("the running turn is signalled").abort();
+        assert!(plan.signal.is_aborted());
+        life.turn_ended(plan.id, Ok(SubagentResult::new(stop::ABORTED)), false);
+        assert!(matches!(life.next(Lane::Local, false, &mut mint), Step::Idle), "parked: neither runs nor settles");
+        accept(&mut life, "m3"); // a waking send
+        let plan = run(&mut life, &mut mint);
+        assert_eq!(plan.input.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["m2", "m3"]);
+    }
+
+    #[test]
+    fn an_interrupted_member_with_nothing_parked_settles_and_parked_input_from_a_log_does_not_keep_it() {
+        let mut life = Life::new(None);
+        life.interrupt(None);
+        assert!(settles(&mut life), "nothing parked");
+        let mut cold = Life::new(None);
+        cold.adopt([message("m1", Scheduling::Queue)], true);
+        assert!(!cold.is_busy(Lane::Local) && settles(&mut cold), "its input stays durable in the log");
+        let mut live = Life::new(None);
+        live.adopt([message("m1", Scheduling::Queue)], false);
+        assert!(live.is_busy(Lane::Local), "unparked input from a log runs");
+    }
+
+    #[test]
+    fn a_turn_stopped_before_the_host_saw_it_puts_its_input_back_first() {
+        let (mut life, mut mint) = (Life::new(None), ids());
+        accept(&mut life, "m1");
+        let plan = run(&mut life, &mut mint);
+        life.inbox.push_back(message("m2", Scheduling::Queue));
+        life.turn_unseen(plan.id, plan.input);
+        assert!(life.consumed(plan.id).is_empty());
+        life.turn_ended(plan.id, Ok(SubagentResult::new(stop::ABORTED)), false);
+        let again = run(&mut life, &mut mint);
+        assert!(again.first, "the host never saw the first one");
+        assert_eq!(again.input.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["m1", "m2"]);
+    }
+
+    #[test]
+    fn steered_messages_go_to_the_running_turn_and_count_as_consumed() {
+        let (mut life, mut mint) = (Life::new(None), ids());
+        accept(&mut life, "m1");
+        let plan = run(&mut life, &mut mint);
+        life.begin_write().unwrap();
+        life.write_ended(Some(message("s1", Scheduling::Steer)));
+        life.begin_write().unwrap();
+        life.write_ended(Some(message("q1", Scheduling::Queue)));
+        assert!(life.steer_pending());
+        assert_eq!(life.take_steered(plan.id).len(), 1);
+        assert_eq!(life.consumed(plan.id), ["m1", "s1"]);
+        assert_eq!(life.inbox.len(), 1, "queued input waits for the next turn");
+    }
+
+    #[test]
+    fn a_structured_capture_closes_input_and_closing_refuses_writes() {
+        let (mut life, mut mint) = (Life::new(None), ids());
+        accept(&mut life, "m1");
+        let plan = run(&mut life, &mut mint);
+        let mut captured = SubagentResult::new(stop::COMPLETED);
+        captured.structured = Some(Value::from(true));
+        life.turn_ended(plan.id, Ok(captured), true);
+        assert_eq!(life.begin_write(), Err(Refusal::InputClosed));
+        let mut other = Life::new(None);
+        assert!(matches!(other.close(), Some(None)));
+        assert!(other.close().is_none(), "settlement begins once");
+        assert_eq!(other.begin_write(), Err(Refusal::NotLive));
+        other.begin_record(); // its own record still lands
+        assert!(!other.write_ended(None));
+        other.left();
+        assert!(!other.is_busy(Lane::Local));
+    }
+}
