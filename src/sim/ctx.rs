@@ -131,6 +131,9 @@ pub struct Ctx {
     pub interrupted: RefCell<BTreeSet<String>>,
     /// External runs started in this runtime: (id, times disposed).
     pub runs: RefCell<Vec<Rc<super::providers::RunState>>>,
+    /// Sessions whose first batch the store tore (a strict prefix landed,
+    /// the call failed), with the length that landed, across runtimes.
+    pub torn: RefCell<BTreeMap<String, u64>>,
 }
 
 impl Ctx {
@@ -161,6 +164,7 @@ impl Ctx {
             lifecycle: RefCell::default(),
             interrupted: RefCell::default(),
             runs: RefCell::default(),
+            torn: RefCell::default(),
         }
     }
 

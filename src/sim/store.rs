@@ -3,8 +3,10 @@
 //! append that commits and is acknowledged only later (`late_ack`), or that
 //! commits and then reports a failure (`lost_ack`: a timeout after the
 //! commit); a read whose snapshot is taken when it is issued and handed back
-//! only after later appends landed (`stale_read`). An append applies whole or
-//! not at all, never half.
+//! only after later appends landed (`stale_read`). The store's contract does
+//! not promise atomic appends, so a multi-event batch may also tear
+//! (`store.torn`): a strict prefix lands and the call fails, as a store that
+//! writes event by event and crashes (or times out) mid-batch would.
 
 use super::ctx::Ctx;
 use crate::error::{ErrorCode, Result, SubagentError};
@@ -53,9 +55,16 @@ impl Store for FaultStore {
     fn append<'a>(&'a self, session: &'a str, events: Vec<SessionEvent>) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(async move {
             self.weather("append to", session, None).await?;
-            // Decided, now applied at once: all events or none.
-            self.ctx.inner.append_now(session, events)?;
             let ctx = &self.ctx;
+            if events.len() > 1 && ctx.fault(ctx.rates.store_fail, "store.torn") {
+                let landed = ctx.rng.range(1, events.len() as u64 - 1);
+                let start = events.first().map_or(0, |e| e.seq);
+                ctx.inner.append_now(session, events.into_iter().take(landed as usize).collect())?;
+                ctx.torn.borrow_mut().entry(session.to_owned()).or_insert(start + landed);
+                return Err(unavailable("finish the append to", session));
+            }
+            // Decided, now applied at once: all events or none.
+            ctx.inner.append_now(session, events)?;
             if ctx.fault(ctx.rates.store_delay, "store.late_ack") {
                 ctx.delay(ctx.rng.range(1, 16)).await;
             }
