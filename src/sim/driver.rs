@@ -590,9 +590,14 @@ impl Epoch {
             (None, Ok(_)) if duplicate || pre_aborted => {
                 ctx.violation(format!("{what}: accepted though duplicate={duplicate} pre_aborted={pre_aborted}"))
             }
-            (None, _) if duplicate => {
-                self.expect_allowed(&what, &result, &[C::DuplicateName, C::ActivationLimitReached, C::Draining], false)
-            }
+            // A name whose earlier write has an unknown outcome is checked against the
+            // parent's log first; a store that cannot read it refuses the start.
+            (None, _) if duplicate => self.expect_allowed(
+                &what,
+                &result,
+                &[C::DuplicateName, C::ActivationLimitReached, C::Draining, C::PersistenceUnavailable],
+                false,
+            ),
             (None, _) => self.expect_allowed(&what, &result, START_ALLOWED, true),
         }
         if let (Ok(act), Some(parent_name)) = (result, parent_name) {

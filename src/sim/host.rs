@@ -11,7 +11,7 @@ use crate::json::Value;
 use crate::name::is_valid_name;
 use crate::ports::{AgentHost, Turn, TurnOutcome};
 use crate::result::stop;
-use crate::runtime::{InboxMessage, Runtime};
+use crate::runtime::{InboxMessage, Runtime, WaitEnd};
 use crate::tools::{ToolResult, INTERRUPT_AGENT, LIST_AGENTS, SEND_MESSAGE};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -96,6 +96,9 @@ impl AgentHost for SimHost {
                 if let Some(rt) = &rt {
                     if ctx.rng.chance(ctx.rates.tool_call) {
                         call_tool(&ctx, rt, &turn).await;
+                    }
+                    if ctx.rng.chance(ctx.rates.tool_call / 3.0) {
+                        wait_for_input(&ctx, rt, &turn, ctx.rng.chance(0.5)).await;
                     }
                 }
             }
@@ -254,4 +257,30 @@ pub fn check_sent(
     }
     ctx.ops.bump(if via == "tool:turn" { "ok.host.tool.send_message" } else { "ok.send.tool" });
     ctx.accepted.borrow_mut().push(Accepted { target: target.to_owned(), id: id.to_owned(), via });
+}
+
+/// A turn that blocks until input comes (a test host's step). Each way it
+/// returns is checked against what it claims: a steered message to take, an
+/// abort, or a tree with nothing left that could send one.
+async fn wait_for_input(ctx: &Rc<Ctx>, rt: &Runtime, turn: &Turn, steer: bool) {
+    let kind = if steer { "wait_for_input.steer" } else { "wait_for_input.interrupt" };
+    ctx.ops.bump(kind);
+    let end = rt.wait_for_input(&turn.agent, turn.steer.turn_id(), steer).await;
+    ctx.note(|| format!("{} waited for input ({kind}): {end:?}", turn.name));
+    let pending = if turn.signal.is_aborted() { Vec::new() } else { turn.steer.take() };
+    if !pending.is_empty() {
+        ctx.seen.borrow_mut().entry(turn.session_id.clone()).or_default().extend(ids(&pending));
+    }
+    let wrong = match end {
+        WaitEnd::Steered if !steer => Some("steered, though it waited for an interrupt only"),
+        WaitEnd::Steered if pending.is_empty() => Some("steered, with no steered message to take"),
+        WaitEnd::Aborted if !turn.signal.is_aborted() => Some("aborted, with its turn's signal not aborted"),
+        WaitEnd::Quiet if steer && !pending.is_empty() => Some("quiet, with a steered message pending"),
+        // The host is still in the turn: its slot cannot have ended under it.
+        WaitEnd::Ended => Some("ended, while the host was still in the turn"),
+        _ => None,
+    };
+    if let Some(wrong) = wrong {
+        ctx.violation(format!("wait_for_input of {} ({}) returned {wrong}", turn.name, turn.session_id));
+    }
 }
