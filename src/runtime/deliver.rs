@@ -484,7 +484,7 @@ impl Runtime {
                     if tree.draining {
                         return Err(crate::err!(Draining, "this tree is draining and resumes no members"));
                     }
-                    if tree.live + tree.reserved >= self.0.options.capacity {
+                    if tree.full(self.0.options.capacity) {
                         return Err(crate::err!(
                             ActivationLimitReached,
                             "cannot resume {:?}: this tree already has {} live children, its capacity",
@@ -492,7 +492,7 @@ impl Runtime {
                             self.0.options.capacity
                         ));
                     }
-                    tree.reserved += 1;
+                    tree.reserve();
                     st.materializing.insert(target_id.to_owned());
                     None
                 }
@@ -512,10 +512,7 @@ impl Runtime {
             let mut st = self.0.state.borrow_mut();
             st.materializing.remove(target_id);
             if let Some(tree) = st.trees.get_mut(root_id) {
-                tree.reserved = tree.reserved.saturating_sub(1);
-                if live {
-                    tree.live += 1;
-                }
+                tree.unreserve(live);
             }
         };
         let claim = super::OnDrop::new(|| {

@@ -264,7 +264,7 @@ impl Runtime {
                 st.members.remove(&member.id);
             }
             if let Some(tree) = st.trees.get_mut(&member.root_id) {
-                tree.live = tree.live.saturating_sub(1);
+                tree.left();
             }
         }
         let parent = member.parent_link.borrow_mut().take().and_then(|w| w.upgrade());

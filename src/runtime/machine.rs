@@ -8,8 +8,8 @@
 //! (a host that ignored an abort, a stale task) changes nothing. The async
 //! runtime is only the driver: it borrows a `Life` for one transition at a
 //! time, never across an `.await`, and does the store, provider and host I/O
-//! in between. Tree-wide admission (names, capacity, draining) is the
-//! runtime's `State`; this module knows one member.
+//! in between. [`Tree`] is the same for one tree's slots: a start or resume
+//! reserves one, and it becomes live or is given back.
 //!
 //! | state | input (method) | next |
 //! |---|---|---|
@@ -325,6 +325,45 @@ impl Life {
     }
 }
 
+/// One tree's admission state: its slots and whether it still admits.
+#[derive(Default)]
+pub(crate) struct Tree {
+    pub draining: bool,
+    /// Resident children (the root excluded).
+    pub live: usize,
+    /// Admitted starts and resumes not yet resident.
+    pub reserved: usize,
+    /// The open-time crash recovery is still reading or resuming members.
+    pub recovering: bool,
+    /// Fired (and replaced) whenever tree work changes.
+    pub changed: Deferred<()>,
+}
+
+impl Tree {
+    /// Whether every slot is live or reserved.
+    pub fn full(&self, capacity: usize) -> bool {
+        self.live + self.reserved >= capacity
+    }
+
+    /// A start or resume takes a slot before its first await.
+    pub fn reserve(&mut self) {
+        self.reserved += 1;
+    }
+
+    /// The reserved slot becomes a live member (`live`) or is given back.
+    pub fn unreserve(&mut self, live: bool) {
+        self.reserved = self.reserved.saturating_sub(1);
+        if live {
+            self.live += 1;
+        }
+    }
+
+    /// A live member left residency.
+    pub fn left(&mut self) {
+        self.live = self.live.saturating_sub(1);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,6 +401,21 @@ mod tests {
     fn accept(life: &mut Life, id: &str) {
         life.begin_write().unwrap();
         assert!(life.write_ended(Some(message(id, Scheduling::Queue))));
+    }
+
+    #[test]
+    fn a_tree_slot_is_reserved_then_live_or_given_back() {
+        let mut tree = Tree::default();
+        tree.reserve();
+        assert!(tree.full(1), "a reserved slot counts against capacity");
+        tree.unreserve(false);
+        assert!(!tree.full(1));
+        tree.reserve();
+        tree.unreserve(true);
+        assert!(tree.full(1) && tree.reserved == 0);
+        tree.left();
+        tree.left(); // a repeated leave cannot underflow
+        assert_eq!(tree.live, 0);
     }
 
     #[test]

@@ -44,6 +44,7 @@ use crate::name::LEAD;
 use crate::ports::{AgentHost, Clock, IdKind, IdSource, Provider};
 use crate::signal::Signal;
 use crate::store::{ReadQuery, Store};
+use machine::Tree;
 use member::{Kind, Member, Phase};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -163,20 +164,6 @@ pub struct RunEndInfo {
 type Listener = Rc<dyn Fn(&RuntimeEvent)>;
 /// A durability listener: `(session id) -> participation result`.
 pub type FlushListener = Rc<dyn Fn(&str) -> LocalBoxFuture<'static, Result<()>>>;
-
-/// Per-tree admission state.
-#[derive(Default)]
-pub(crate) struct Tree {
-    pub draining: bool,
-    /// Resident children (the root excluded).
-    pub live: usize,
-    /// Admitted starts and resumes not yet resident.
-    pub reserved: usize,
-    /// The open-time crash recovery is still reading or resuming members.
-    pub recovering: bool,
-    /// Fired (and replaced) whenever tree work changes.
-    pub changed: Deferred<()>,
-}
 
 #[derive(Default)]
 pub(crate) struct State {

@@ -259,7 +259,7 @@ impl Runtime {
             .trees
             .get_mut(&parent.root_id)
             .ok_or_else(|| crate::err!(ParentUnavailable, "the tree of {:?} is not open", parent.full_name))?;
-        if tree.live + tree.reserved >= self.0.options.capacity {
+        if tree.full(self.0.options.capacity) {
             return Err(crate::err!(
                 ActivationLimitReached,
                 "this tree already has {} live children, its capacity",
@@ -307,7 +307,7 @@ impl Runtime {
         };
         st.reservations.entry(parent.id.clone()).or_default().push(name.as_str().to_owned());
         if let Some(tree) = st.trees.get_mut(&parent.root_id) {
-            tree.reserved += 1;
+            tree.reserve();
         }
         Ok(Admission { cwd, provider, parent, name, child_id, depth, prompt, schema, max_depth })
     }
@@ -328,10 +328,7 @@ impl Runtime {
             st.materializing.remove(id);
         }
         if let Some(tree) = st.trees.get_mut(&admission.parent.root_id) {
-            tree.reserved = tree.reserved.saturating_sub(1);
-            if committed_child.is_some() {
-                tree.live += 1;
-            }
+            tree.unreserve(committed_child.is_some());
         }
         if committed_child.is_some() {
             admission.parent.child_names.borrow_mut().insert(admission.name.as_str().to_owned());
