@@ -28,6 +28,9 @@
 //! package entry is built from.
 //! | [`error`] | `SubagentError` and its stable codes |
 
+// State lives in `RefCell`s borrowed for one synchronous step: never across an `.await`.
+#![deny(clippy::await_holding_refcell_ref)]
+
 pub mod catalog;
 pub mod error;
 pub mod event;
