@@ -308,9 +308,9 @@ impl Life {
         self.live_children = self.live_children.saturating_sub(1);
     }
 
-    /// Begins settlement once: returns the running turn's signal (the driver
-    /// aborts it when the settlement is a dispose or drain), or `None` with
-    /// `false` when it was not live.
+    /// Begins settlement once: `Some` with the running turn's signal, if any
+    /// (the driver aborts it for a dispose or drain); `None` when it was not
+    /// live, so a second close changes nothing.
     pub fn close(&mut self) -> Option<Option<Signal>> {
         if self.phase != Phase::Live {
             return None;

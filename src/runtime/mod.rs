@@ -665,7 +665,9 @@ impl Runtime {
         ids
     }
 
-    /// A resident member's lifecycle state in one line (for invariant reports).
+    /// A resident member's lifecycle state in one line (for invariant reports;
+    /// native only, so it costs the wasm nothing).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn describe(&self, session_id: &str) -> Option<String> {
         let st = self.0.state.borrow();
         let m = st.members.get(session_id)?;

@@ -76,6 +76,8 @@ pub struct Epoch {
     pub asks: RefCell<Vec<Rc<Ask>>>,
     /// Bumped when a dispose, drain or close begins: a hold across one may end early.
     closings: Cell<u64>,
+    /// Every log's length when the last root closed (nothing may grow after).
+    pub closed_lengths: RefCell<Option<Vec<(String, u64)>>>,
     stale: RefCell<Vec<Agent>>,
     signals: RefCell<Vec<Signal>>,
     inflight: Cell<usize>,
@@ -220,6 +222,7 @@ impl Epoch {
             held: RefCell::default(),
             asks: RefCell::default(),
             closings: Cell::new(0),
+            closed_lengths: RefCell::default(),
             stale: RefCell::default(),
             signals: RefCell::default(),
             inflight: Cell::new(0),
@@ -1168,5 +1171,8 @@ impl Epoch {
             );
         }
         self.roots.borrow_mut().clear();
+        let inner = &self.ctx.inner;
+        *self.closed_lengths.borrow_mut() =
+            Some(inner.sessions().into_iter().map(|s| (s.clone(), inner.len(&s))).collect());
     }
 }

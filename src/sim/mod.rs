@@ -323,6 +323,17 @@ fn check_drained(ctx: &Ctx, epoch: &Rc<Epoch>, exec: &crate::exec::LocalExecutor
         ctx.violation(format!("starts without an end after every tree closed: {open:?}"));
     }
     check_activations(ctx, epoch, exec, true);
+    // A closed tree's log changes hands: nothing of this runtime writes after.
+    let closed = epoch.closed_lengths.borrow().clone().unwrap_or_default();
+    let now: BTreeMap<String, u64> = ctx.inner.sessions().into_iter().map(|s| (s.clone(), ctx.inner.len(&s))).collect();
+    for (session, len) in &closed {
+        if now.get(session) != Some(len) {
+            ctx.violation(format!("{session} was written after every tree closed ({len} -> {:?})", now.get(session)));
+        }
+    }
+    if now.len() != closed.len() {
+        ctx.violation(format!("{} log(s) created after every tree closed", now.len() - closed.len()));
+    }
     for ask in epoch.asks.borrow().iter() {
         match &*ask.answer.borrow() {
             None => {
