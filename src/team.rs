@@ -5,6 +5,7 @@
 use crate::error::Result;
 use crate::event::SessionEvent;
 use crate::json::Value;
+use std::collections::HashMap;
 
 /// The event type of task board changes.
 pub const TASK_EVENT: &str = "team/task";
@@ -61,9 +62,13 @@ impl TaskChange {
     }
 }
 
-/// Folds the board from the root's `team/task` events; malformed events are skipped.
+/// Folds the board from the root's `team/task` events; malformed events are
+/// skipped. Linear in the events: tasks are found by id through an index, and
+/// the first free `task-N` only moves forward (ids are never removed).
 pub fn fold(events: &[SessionEvent]) -> Vec<Task> {
     let mut tasks: Vec<Task> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut free = 1u64; // every `task-N` below it is taken
     for e in events.iter().filter(|e| e.kind == TASK_EVENT) {
         let p = &e.payload;
         let text = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_owned);
@@ -71,13 +76,19 @@ pub fn fold(events: &[SessionEvent]) -> Vec<Task> {
         // Older logs name the id in the create; newer ones leave it to the fold.
         let task_id = match (text("taskId"), op) {
             (Some(id), _) => id,
-            (None, Some("create")) => next_id(&tasks),
+            (None, Some("create")) => {
+                while index.contains_key(&format!("task-{free}")) {
+                    free += 1;
+                }
+                format!("task-{free}")
+            }
             (None, _) => continue,
         };
         let at = p.get("at").and_then(Value::as_u64).unwrap_or(0);
         match op {
-            Some("create") if !tasks.iter().any(|t| t.id == task_id) => {
+            Some("create") if !index.contains_key(&task_id) => {
                 let Some(title) = text("title") else { continue };
+                index.insert(task_id.clone(), tasks.len());
                 tasks.push(Task {
                     id: task_id,
                     title,
@@ -91,7 +102,7 @@ pub fn fold(events: &[SessionEvent]) -> Vec<Task> {
                 });
             }
             Some("update") => {
-                let Some(task) = tasks.iter_mut().find(|t| t.id == task_id) else { continue };
+                let Some(task) = index.get(&task_id).map(|&i| &mut tasks[i]) else { continue };
                 if let Some(title) = text("title") {
                     task.title = title;
                 }
@@ -115,12 +126,6 @@ pub fn fold(events: &[SessionEvent]) -> Vec<Task> {
         }
     }
     tasks
-}
-
-/// The first free `task-N`, N counting from 1.
-fn next_id(tasks: &[Task]) -> String {
-    let taken: std::collections::HashSet<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
-    (1..).map(|n| format!("task-{n}")).find(|id| !taken.contains(id.as_str())).unwrap_or_default()
 }
 
 /// Checks a status string.
@@ -163,5 +168,32 @@ mod tests {
             fold(&[create(0, "old", Some("task-1")), create(1, "old dup", Some("task-1")), create(2, "new", None)]);
         let ids: Vec<&str> = board.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, ["task-1", "task-2"]);
+        // A named id ahead of the count is skipped when the count reaches it.
+        let board = fold(&[create(0, "a", None), create(1, "named", Some("task-2")), create(2, "b", None)]);
+        let ids: Vec<&str> = board.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["task-1", "task-2", "task-3"]);
+    }
+
+    #[test]
+    fn updates_find_their_task_and_unknown_ids_are_skipped() {
+        let update = |seq: u64, id: &str, status: &str| {
+            let change = TaskChange {
+                task_id: id.into(),
+                status: Some(status.into()),
+                by: "lead".into(),
+                at: seq,
+                ..Default::default()
+            };
+            SessionEvent::new(seq, TASK_EVENT, change.to_payload())
+        };
+        let events: Vec<SessionEvent> = (0..2000)
+            .map(|i| create(i, "t", None))
+            .chain([update(2000, "task-1500", "completed"), update(2001, "task-9999", "completed")])
+            .collect();
+        let board = fold(&events);
+        assert_eq!(board.len(), 2000);
+        assert_eq!(board[1499].status, "completed");
+        assert_eq!(board[1499].updated_at, 2000);
+        assert!(board.iter().filter(|t| t.status == "completed").count() == 1);
     }
 }

@@ -271,7 +271,7 @@ impl Toolset {
             )
         })?;
         let task_id = task.id.clone();
-        self.show_task(&task_id, "Created", signal).await
+        self.show_task(&tasks, &task_id, "Created", signal).await
     }
 
     async fn task_list(&self, input: &Value, signal: &Signal) -> Result<ToolResult> {
@@ -331,11 +331,12 @@ impl Toolset {
         };
         let root = self.runtime.root_of(&self.agent)?;
         self.runtime.append_to(&root, team::TASK_EVENT, change.to_payload()).await?;
-        self.show_task(&task_id, "Updated", signal).await
+        let tasks = self.board(signal).await?;
+        self.show_task(&tasks, &task_id, "Updated", signal).await
     }
 
-    async fn show_task(&self, task_id: &str, verb: &str, signal: &Signal) -> Result<ToolResult> {
-        let tasks = self.board(signal).await?;
+    /// One task of a board folded after the change, with its owner's name.
+    async fn show_task(&self, tasks: &[team::Task], task_id: &str, verb: &str, signal: &Signal) -> Result<ToolResult> {
         let names = self.names(signal).await?;
         let task = tasks
             .iter()
