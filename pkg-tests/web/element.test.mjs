@@ -482,6 +482,21 @@ describe('<subagent-tree> over a store', () => {
       [['idle', 'badge activity idle'], ['settled', 'badge activity settled'], ['error', 'badge activity error'], ['settled', 'badge activity settled'], ['settled', 'badge activity settled']],
     );
     await screenshot(page, 'element-states', page.locator('subagent-tree'));
+    // At 360 px, with its width from the page: nothing in the element ends past its edge or the viewport.
+    await page.setViewportSize({ width: 360, height: 640 });
+    const fit = await page.evaluate(() => {
+      window.el.style.width = '';
+      const edge = window.el.getBoundingClientRect().right;
+      const out = [...window.el.shadowRoot.querySelectorAll('*')]
+        .filter((e) => {
+          const r = e.getBoundingClientRect();
+          return (r.width || r.height) && r.right > Math.min(edge, innerWidth) + 0.5;
+        })
+        .map((e) => `${e.className} ${e.textContent.slice(0, 20)}`);
+      return { scroll: document.documentElement.scrollWidth <= innerWidth, out, edge };
+    });
+    assert.deepEqual(fit, { scroll: true, out: [], edge: 352 });
+    await screenshot(page, 'element-states-360', page.locator('subagent-tree'));
     page.check();
     await page.close();
   });

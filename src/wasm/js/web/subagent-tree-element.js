@@ -82,6 +82,7 @@ ul { list-style: none; margin: 0; padding: 0; }
 .name { flex: 0 1 auto; min-width: 0; font-weight: 600; overflow-wrap: anywhere; }
 /* A label keeps at least ~8 characters: with less room it moves to the next line. */
 .label { flex: 1 1 7rem; min-width: 0; color: var(--_muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.badges { flex: none; display: inline-flex; align-items: baseline; gap: 0.3rem; margin-left: auto; }
 .badge {
   flex: none; font-size: 0.72em; padding: 0 0.4em; border-radius: 999px; white-space: nowrap;
   border: 1px solid #cfd5df; color: var(--_muted); background: #fff;
@@ -677,12 +678,15 @@ export class SubagentTreeElement extends HTMLElement {
     while (row.childNodes.length > 2) row.lastChild.remove();
     row.children[1].textContent = visibleText(node.fullName);
     row.title = node.label ? `${isolated(node.fullName)}: ${isolated(node.label)}` : isolated(node.fullName);
+    // Badges wrap as one group (to the next line when the row is narrow).
+    const badges = text('span', 'badges', undefined, 'badges');
     if (node.kind === 'diagnostic') {
-      row.append(text('span', 'badge reason', node.reason ?? 'unavailable', 'badge reason'));
-      row.append(text('span', 'note', 'cannot be shown', 'note'));
+      badges.append(text('span', 'badge reason', node.reason ?? 'unavailable', 'badge reason'));
+      row.append(badges, text('span', 'note', 'cannot be shown', 'note'));
     } else {
       if (node.label) row.append(text('bdi', 'label', node.label, 'label'));
-      if (node.kind === 'child' && node.mode) row.append(text('span', 'badge mode', node.mode, 'badge mode'));
+      if (node.kind === 'child' && node.mode) badges.append(text('span', 'badge mode', node.mode, 'badge mode'));
+      row.append(badges);
     }
     const live = this.#live.get(node.id);
     const shown = live?.state ?? this.#activity.get(node.id);
@@ -690,8 +694,9 @@ export class SubagentTreeElement extends HTMLElement {
       const badge = text('span', `badge activity ${shown}`, shown, `badge activity ${shown}`);
       badge.dataset.state = shown;
       badge.title = STATE_TITLES[shown] ?? shown;
-      row.append(badge);
+      badges.append(badge);
     }
+    if (!badges.childElementCount) badges.remove();
     if (node.loading) row.append(text('span', 'note', 'loading…', 'note'));
     if (node.error) row.append(text('span', 'note', node.error, 'note error'));
     if (live?.output !== undefined) row.append(this.#renderOutput(node, live.output));
