@@ -3,7 +3,9 @@
 // keyboard navigation and selection, live events, and hostile text.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hasRuntime, launch, openFixture, screenshot, startSite } from './helpers.mjs';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, hasRuntime, launch, openFixture, screenshot, startSite } from './helpers.mjs';
 
 let site, browser, context;
 before(async () => {
@@ -481,6 +483,16 @@ describe('<subagent-tree> over a store', () => {
       await page.evaluate(() => [...window.el.shadowRoot.querySelectorAll('.badge.activity')].map((b) => [b.dataset.state, b.getAttribute('part')])),
       [['idle', 'badge activity idle'], ['settled', 'badge activity settled'], ['error', 'badge activity error'], ['settled', 'badge activity settled'], ['settled', 'badge activity settled']],
     );
+    // Every part the element uses is documented in the README's part table (and so are the custom properties it reads).
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const table = readme.slice(readme.indexOf('| part | element |'), readme.indexOf('```css', readme.indexOf('| part | element |')));
+    const documented = new Set([...table.matchAll(/`([a-z]+)`/g)].map((m) => m[1]));
+    const used = await page.evaluate(() => [...new Set([...window.el.shadowRoot.querySelectorAll('[part]')].flatMap((e) => [...e.part]))]);
+    assert.ok(['output', 'activity', 'settled', 'error', 'idle', 'badges'].every((p) => used.includes(p)), used.join(' '));
+    assert.deepEqual(used.filter((p) => !documented.has(p)), [], 'undocumented parts');
+    const props = await page.evaluate(() => [...new Set(window.el.shadowRoot.querySelector('style').textContent.match(/--subagent-tree-[a-z-]+/g))]);
+    assert.ok(props.length >= 10);
+    assert.deepEqual(props.filter((p) => !readme.includes(`\`${p}\``)), [], 'undocumented custom properties');
     await screenshot(page, 'element-states', page.locator('subagent-tree'));
     // At 360 px, with its width from the page: nothing in the element ends past its edge or the viewport.
     await page.setViewportSize({ width: 360, height: 640 });
