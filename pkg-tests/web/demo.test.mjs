@@ -322,6 +322,9 @@ describe('demo page', { skip }, () => {
     // A second message while the turn runs waits in writer's inbox.
     r = await message(page, 'writer', 'And the changelog.');
     assert.equal(r.kind, 'ok');
+    assert.equal(await badge('writer'), 'running');
+    for (const field of ['#spawn-name', '#spawn-label']) await page.fill(field, ''); // left over from the refused spawns
+    await shots(page, 'demo-running'); // www/screenshot.png (README) is the 1280 px one
     await clearResult(page);
     await page.click('#interrupt');
     assert.deepEqual(await result(page), { kind: 'ok', code: undefined, text: 'Interrupted writer: its turn was stopped.' });
