@@ -324,6 +324,7 @@ describe('demo page', { skip }, () => {
     assert.equal(r.kind, 'ok');
     assert.equal(await badge('writer'), 'running');
     for (const field of ['#spawn-name', '#spawn-label']) await page.fill(field, ''); // left over from the refused spawns
+    await page.evaluate(() => document.activeElement?.blur());
     await shots(page, 'demo-running'); // www/screenshot.png (README) is the 1280 px one
     await clearResult(page);
     await page.click('#interrupt');

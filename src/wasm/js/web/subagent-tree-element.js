@@ -188,6 +188,7 @@ export class SubagentTreeElement extends HTMLElement {
   #activity = new Map();
   /** id -> { state, pending, output }: what the runtime's events said about each member. */
   #live = new Map();
+  #liveRoot = null;
   #rootNode = null;
   #selected = null;
   #focused = null;
@@ -373,6 +374,12 @@ export class SubagentTreeElement extends HTMLElement {
   async #load() {
     this.#stop();
     const rootId = this.rootId;
+    if (rootId !== this.#liveRoot) {
+      // Another tree: what events said about the last one's members does not carry over.
+      this.#liveRoot = rootId;
+      this.#activity.clear();
+      this.#live.clear();
+    }
     const keep = {
       expanded: new Set([...this.#nodes.values()].filter((n) => n.expanded).map((n) => n.id)),
       selected: this.#selected?.id,
