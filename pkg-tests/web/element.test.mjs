@@ -403,7 +403,7 @@ describe('<subagent-tree> over a store', () => {
     await page.evaluate(async () => {
       const { SubagentRuntime, MemoryStore } = window.lib;
       window.turns = []; // names, in the order their turns started
-      window.LONG = `First line of the report.\n${'and a long tail '.repeat(40)}\nlast line.`;
+      window.LONG = `First line of the report.\n${'and a long tail 🙂 '.repeat(40)}\nlast line.`;
       const host = {
         async runTurn(turn) {
           const n = window.turns.filter((t) => t === turn.name).length;
@@ -452,8 +452,11 @@ describe('<subagent-tree> over a store', () => {
     // writer's output: kept whole, shown on one line in the row (whitespace folded, cut with an ellipsis)...
     const w = await info('writer');
     assert.equal(w.output, await page.evaluate(() => window.LONG));
-    assert.ok(w.shown.startsWith('First line of the report. and a long tail'), w.shown);
+    assert.ok(w.shown.startsWith('First line of the report. and a long tail 🙂 and'), w.shown);
     assert.ok(!w.shown.includes('\n') && w.cut && w.lines === 1, JSON.stringify(w));
+    // At most 240 characters in the row, cut between code points (no half of an emoji).
+    assert.equal(Array.from(w.shown).length, 240);
+    assert.ok(w.shown.endsWith('…') && !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(w.shown), w.shown.slice(-10));
     // ... and whole (every line) once the row is selected; another selection cuts it again.
     await page.locator('subagent-tree [data-name="writer"] > .row').click();
     const ws = await info('writer');

@@ -35,8 +35,7 @@ const listDescendants = async (...args) => (await loadLite()).listDescendants(..
 // `subagent/message` counts input that arrived since a turn started: an
 // interrupted turn leaves a member `parked` when some did, else `idle`.
 const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/turn', 'subagent/message', 'subagent/catalog'];
-/** What a member is doing, as the element shows it. */
-const STATES = ['running', 'idle', 'parked', 'settled', 'error'];
+/** What each shown state means (the badge's tooltip). */
 const STATE_TITLES = {
   running: 'running: a turn (or an external run) is in progress',
   idle: 'idle: resident, waiting for input',
@@ -102,6 +101,15 @@ ul { list-style: none; margin: 0; padding: 0; }
 .status { padding: 0.4rem; color: #6b7280; }
 .status.error { color: var(--_error); }
 `;
+
+/** At most `max` characters (code points, so no surrogate pair is split), with `…` when cut. */
+function cut(value, max) {
+  if (value.length <= max) return value;
+  // 2 * (max + 1) UTF-16 units hold at least max + 1 code points (a pair cut at the end is never kept).
+  const room = 2 * (max + 1);
+  const chars = Array.from(value.length > room ? value.slice(0, room) : value);
+  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : value;
+}
 
 /** `base` joined with a relative full name (the root `lead` is never a prefix). */
 function joinName(base, rel) {
@@ -730,12 +738,9 @@ export class SubagentTreeElement extends HTMLElement {
   #renderOutput(node, output) {
     const full = node === this.#selected;
     let shown = output;
-    if (!full) {
-      shown = output.replace(/\s+/g, ' ').trim();
-      if (shown.length > ROW_OUTPUT_CHARS) shown = `${shown.slice(0, ROW_OUTPUT_CHARS - 1)}…`;
-    }
+    if (!full) shown = cut(output.replace(/\s+/g, ' ').trim(), ROW_OUTPUT_CHARS);
     const el = text('div', full ? 'output full' : 'output', shown, full ? 'output full' : 'output');
-    el.title = full ? '' : isolated(output.length > 4000 ? `${output.slice(0, 4000)}…` : output);
+    el.title = full ? '' : isolated(cut(output, 4000));
     return el;
   }
 
