@@ -496,6 +496,24 @@ describe('<subagent-tree> over a store', () => {
     const props = await page.evaluate(() => [...new Set(window.el.shadowRoot.querySelector('style').textContent.match(/--subagent-tree-[a-z-]+/g))]);
     assert.ok(props.length >= 10);
     assert.deepEqual(props.filter((p) => !readme.includes(`\`${p}\``)), [], 'undocumented custom properties');
+    // The hooks work from the page: a custom property and ::part() selectors as the README shows them.
+    const styled = await page.evaluate(() => {
+      const style = document.createElement('style');
+      style.textContent = `subagent-tree { --subagent-tree-muted: rgb(1, 2, 3); }
+        subagent-tree::part(activity settled) { letter-spacing: 3px; }
+        subagent-tree::part(badge mode) { display: none; }`;
+      document.head.append(style);
+      const root = window.el.shadowRoot;
+      const out = {
+        label: getComputedStyle(root.querySelector('.label')).color,
+        settled: getComputedStyle(root.querySelector('.badge.activity.settled')).letterSpacing,
+        idle: getComputedStyle(root.querySelector('.badge.activity.idle')).letterSpacing,
+        mode: getComputedStyle(root.querySelector('.badge.mode')).display,
+      };
+      style.remove();
+      return out;
+    });
+    assert.deepEqual(styled, { label: 'rgb(1, 2, 3)', settled: '3px', idle: 'normal', mode: 'none' });
     await screenshot(page, 'element-states', page.locator('subagent-tree'));
     // At 360 px, with its width from the page: nothing in the element ends past its edge or the viewport.
     await page.setViewportSize({ width: 360, height: 640 });
