@@ -809,6 +809,37 @@ fn message_and_turn_events_follow_every_member_the_root_included() {
 }
 
 #[test]
+fn a_turn_end_event_carries_the_output_text_its_turn_end_records() {
+    let h = Harness::wide();
+    let root = h.root();
+    h.host.script("b", |_| subagent_tree::ports::TurnOutcome { stop_reason: "completed".into(), ..Default::default() });
+    let a = start(&h, spec(&root, Some("a"))).unwrap();
+    let b = start(&h, spec(&root, Some("b"))).unwrap();
+    h.run(a.result()).unwrap();
+    h.run(b.result()).unwrap();
+    h.settle();
+    let turns: Vec<(String, Option<String>, Option<String>)> = h
+        .events
+        .borrow()
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::Turn { name, stop_reason, output, .. } if name != "lead" => {
+                Some((name.clone(), stop_reason.clone(), output.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    let of = |n: &str| turns.iter().filter(|t| t.0 == n).cloned().collect::<Vec<_>>();
+    // The start carries no output; the end carries the text `turn/end` records.
+    assert_eq!(of("a"), [("a".into(), None, None), ("a".into(), Some("completed".into()), Some("done by a".into()))]);
+    let recorded = h.store.read_now(&a.child_id, &Default::default()).expect("a's log");
+    let end = recorded.iter().rev().find(|e| e.kind == "turn/end").expect("a turn/end");
+    assert_eq!(subagent_tree::result::content_text(end.payload.get("output").unwrap()), "done by a");
+    // A turn that produced no text has no output.
+    assert_eq!(of("b"), [("b".into(), None, None), ("b".into(), Some("completed".into()), None)]);
+}
+
+#[test]
 fn a_turn_waiting_for_input_ends_when_the_rest_of_the_tree_is_quiet_or_on_an_interrupt() {
     use std::cell::RefCell;
     use subagent_tree::exec::LocalExecutor;

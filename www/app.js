@@ -17,7 +17,8 @@ const AUTORUN = params.get('autorun') !== '0';
 const ROOT_KEY = `subagent-tree-demo:${DB}:root`;
 const OPENING = 'Prepare the 1.0 release: have the change reviewed and the release notes drafted.';
 const TRANSCRIPT_TYPES = ['message/input', 'turn/end'];
-const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/turn', 'subagent/catalog'];
+// Relayed to a follower tab's <subagent-tree> (the ones the element follows itself).
+const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/turn', 'subagent/message', 'subagent/catalog'];
 
 const $ = (id) => document.getElementById(id);
 const ui = {

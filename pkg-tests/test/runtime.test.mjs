@@ -422,17 +422,20 @@ test('message and turn events follow every member, the root included', async () 
   const { runtime } = setup();
   const seen = [];
   runtime.on('subagent/message', (e) => seen.push(`message ${e.name} ${e.kind}`));
-  runtime.on('subagent/turn', (e) => seen.push(`turn-${e.phase} ${e.name}${e.stopReason ? ' ' + e.stopReason : ''}`));
+  runtime.on('subagent/turn', (e) =>
+    seen.push(`turn-${e.phase} ${e.name}${e.stopReason ? ' ' + e.stopReason : ''}${'output' in e ? ` -> ${JSON.stringify(e.output)}` : ''}`),
+  );
   const root = await runtime.openRoot({ sessionId: 'root' });
   const a = await runtime.startActivation({ provider: 'spawn', parent: root, label: 'A', prompt: 'p', name: 'a' });
   await a.result;
   await idle(runtime, root);
+  // An ended turn carries its output text (what its turn/end records); a start carries none.
   assert.deepEqual(seen, [
     'message a user',
     'turn-start a',
-    'turn-end a completed',
+    'turn-end a completed -> "done by a"',
     'message lead subagent-settled',
     'turn-start lead',
-    'turn-end lead completed',
+    'turn-end lead completed -> "done by lead"',
   ]);
 });

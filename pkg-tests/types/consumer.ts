@@ -165,7 +165,7 @@ export async function runtimeTour(signal: AbortSignal): Promise<string[]> {
   const offEnd = runtime.on('subagent/end', (e: SubagentEndEvent) => out.push(e.stopReason, e.error ?? ''), { root: lead.sessionId });
   runtime.on('subagent/catalog', (e) => out.push(e.entry.name ?? e.entry.id));
   runtime.on('subagent/message', (e) => out.push(e.messageId, e.kind));
-  runtime.on('subagent/turn', (e) => out.push(e.phase));
+  runtime.on('subagent/turn', (e) => out.push(e.phase, e.output ?? ''));
   runtime.on('subagent/provider-added', (provider) => out.push(provider.name.toUpperCase()));
   const removed: (event: RuntimeEventMap['subagent/provider-removed']) => void = (name) => out.push(name);
   runtime.on('subagent/provider-removed', removed);

@@ -3,7 +3,9 @@
 // one), messaging by name, interrupting, keyboard navigation, reloading the
 // same tree from IndexedDB (cold) and resuming a cold member, a second tab
 // that follows read-only and takes over when the driving tab closes, and
-// hostile text that stays text. Screenshots go to pkg-tests/test-results/screenshots/.
+// hostile text that stays text; each member's state and last output; the main
+// states at 1280, 390 and 360 px with nothing overflowing horizontally.
+// Screenshots go to pkg-tests/test-results/screenshots/ (test output, not committed).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasRuntime, launch, screenshot, startSite, watchedPage } from './helpers.mjs';
@@ -16,7 +18,7 @@ before(async () => {
   if (skip) return;
   site = await startSite();
   browser = await launch();
-  context = await browser.newContext({ viewport: { width: 1200, height: 760 } });
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
 });
 after(async () => {
   await browser?.close();
@@ -32,7 +34,8 @@ const rows = (p) =>
         id: li.dataset.sessionId,
         name: li.querySelector(':scope > .row > .name').textContent,
         label: li.querySelector(':scope > .row > .label')?.textContent,
-        activity: li.querySelector(':scope > .row > .badge.activity')?.textContent,
+        activity: li.querySelector(':scope > .row .badge.activity')?.textContent,
+        output: li.querySelector(':scope > .row > .output')?.textContent,
         level: Number(li.getAttribute('aria-level')),
         selected: li.getAttribute('aria-selected'),
         focused: li.getRootNode().activeElement === li,
@@ -51,7 +54,7 @@ async function waitForSettledTree(p, expected) {
     (expected) => {
       const items = [...document.querySelector('subagent-tree').shadowRoot.querySelectorAll('[role="treeitem"]')].filter((li) => li.checkVisibility());
       const got = items.map((li) => li.querySelector(':scope > .row > .name').textContent);
-      const busy = items.some((li) => li.querySelector(':scope > .row > .badge.activity')?.textContent === 'running');
+      const busy = items.some((li) => li.querySelector(':scope > .row .badge.activity')?.textContent === 'running');
       return JSON.stringify(got) === JSON.stringify(expected) && !busy;
     },
     expected,
@@ -112,12 +115,113 @@ async function message(p, to, text, { long = false } = {}) {
   await clearResult(p);
   await p.fill('#message-to', to);
   await p.fill('#message-text', text);
-  if (long) await p.check('#message-long');
+  if (long) {
+    // A click, not locator.check(): under this page's CSP check() returned without ticking the box.
+    if (!(await p.locator('#message-long').isChecked())) await p.click('#message-long');
+    assert.equal(await p.locator('#message-long').isChecked(), true);
+  }
   await p.click('#message-form button[type="submit"]');
   return result(p);
 }
 
 const OPENING_TREE = ['lead', 'reviewer', 'reviewer/checker', 'writer'];
+
+/**
+ * What sticks out past the viewport's right edge: the document's scroll width,
+ * and every laid-out element (the element's shadow tree included) whose box
+ * ends right of it.
+ */
+const overflow = (p) =>
+  p.evaluate(() => {
+    const width = window.innerWidth;
+    const out = [];
+    const walk = (root) => {
+      for (const el of root.querySelectorAll('*')) {
+        const r = el.getBoundingClientRect();
+        if ((r.width || r.height) && r.right > width + 0.5) {
+          out.push(`${el.localName}${el.id ? `#${el.id}` : ''}${el.className ? `.${String(el.className).replace(/ +/g, '.')}` : ''} right=${Math.round(r.right)}`);
+        }
+        if (el.shadowRoot) walk(el.shadowRoot);
+      }
+    };
+    walk(document);
+    return { scrollWidth: document.documentElement.scrollWidth, width, out };
+  });
+
+/**
+ * What looks broken on a narrow screen without overflowing: anything in a
+ * panel past the panel's edge, the product name on two lines, a tree label
+ * cut to a stub, a text field whose placeholder does not fit.
+ */
+const layoutProblems = (p) =>
+  p.evaluate(() => {
+    const problems = [];
+    const describe = (el) => `${el.localName}${el.id ? `#${el.id}` : ''}${el.className ? `.${String(el.className).replace(/ +/g, '.')}` : ''}`;
+    for (const section of document.querySelectorAll('main > section')) {
+      const edge = section.getBoundingClientRect().right;
+      const walk = (root) => {
+        for (const el of root.querySelectorAll('*')) {
+          const r = el.getBoundingClientRect();
+          if ((r.width || r.height) && r.right > edge + 0.5 && !el.closest?.('.transcript')) problems.push(`${describe(el)} ends past its panel`);
+          if (el.shadowRoot) walk(el.shadowRoot);
+        }
+      };
+      walk(section);
+    }
+    const walker = document.createTreeWalker(document.querySelector('h1'), NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      const at = t.data.indexOf('subagent-tree');
+      if (at < 0) continue;
+      const range = document.createRange();
+      range.setStart(t, at);
+      range.setEnd(t, at + 'subagent-tree'.length);
+      if (new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size !== 1) problems.push('the product name breaks over two lines');
+    }
+    const tree = document.querySelector('subagent-tree').shadowRoot;
+    for (const label of tree.querySelectorAll('.label')) {
+      if (!label.checkVisibility()) continue;
+      const em = parseFloat(getComputedStyle(label).fontSize);
+      if (label.clientWidth < Math.min(label.scrollWidth, 6 * em)) problems.push(`label "${label.textContent}" cut to ${label.clientWidth}px`);
+    }
+    const ctx = document.createElement('canvas').getContext('2d');
+    for (const input of document.querySelectorAll('input[placeholder]')) {
+      const cs = getComputedStyle(input);
+      ctx.font = `${cs.fontSize} ${cs.fontFamily}`;
+      const room = input.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+      if (ctx.measureText(input.placeholder).width > room + 0.5) problems.push(`#${input.id}: placeholder "${input.placeholder}" cut off`);
+    }
+    return problems;
+  });
+
+/** Screenshots of the page at 1280 and 390 px (and 360 px), each checked for horizontal overflow. */
+async function shots(p, name) {
+  const original = p.viewportSize();
+  try {
+    for (const width of [1280, 390, 360]) {
+      await p.setViewportSize({ width, height: 800 });
+      await p.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+      const o = await overflow(p);
+      assert.ok(o.scrollWidth <= o.width, `${name} at ${width} px: the page scrolls sideways (${o.scrollWidth} > ${o.width})`);
+      assert.deepEqual(o.out, [], `${name} at ${width} px: elements past the right edge`);
+      assert.deepEqual(await layoutProblems(p), [], `${name} at ${width} px`);
+      await screenshot(p, `${name}-${width}`, undefined, { fullPage: width < 1280 }); // narrow: the whole page, forms included
+    }
+  } finally {
+    await p.setViewportSize(original);
+  }
+}
+
+/** The transcript's entry count once it stops changing (it refreshes from the store). */
+async function settledCount(p) {
+  let last = -1;
+  for (let same = 0; same < 4; ) {
+    await p.waitForTimeout(150);
+    const n = (await transcript(p)).length;
+    same = n === last ? same + 1 : 0;
+    last = n;
+  }
+  return last;
+}
 
 describe('demo page', { skip }, () => {
   test('loads and plays the opening: lead spawns named children that spawn their own, message by name, and settle', async () => {
@@ -126,14 +230,19 @@ describe('demo page', { skip }, () => {
     await waitFor(page, () => document.body.dataset.ready === 'true');
     assert.equal(await page.locator('#role').textContent(), 'this tab drives the tree');
     await waitForSettledTree(page, OPENING_TREE);
+    await waitFor(page, () => document.querySelector('subagent-tree').shadowRoot.querySelector('[data-name="lead"] .badge.activity')?.textContent === 'idle');
     const r = await rows(page);
     assert.deepEqual(r.map((x) => [x.name, x.level, x.activity ?? null]), [
-      ['lead', 1, 'inactive'], // the root row shows its own turns: lead ran the opening,
-      ['reviewer', 2, 'inactive'],
-      ['reviewer/checker', 3, 'inactive'],
-      ['writer', 2, 'inactive'],
+      ['lead', 1, 'idle'], // the root row shows its own turns: lead ran the opening and stays resident,
+      ['reviewer', 2, 'settled'], // its children finished and settled
+      ['reviewer/checker', 3, 'settled'],
+      ['writer', 2, 'settled'],
     ]);
     assert.equal(r[1].label, 'Review the 1.0 change');
+    // Each member's last output: lead is selected, so its whole reply (both lines); the others on one line.
+    assert.match(r[0].output, /^Noted: Subagent \w+ finished\.\nreviewer and writer have both reported: the 1\.0 release is ready\.$/);
+    assert.equal(r[2].output, 'All 128 tests pass.');
+    assert.ok(r.slice(1).every((x) => x.output && !x.output.includes('\n')), JSON.stringify(r));
     // lead's transcript: the user's prompt, then both settlement notices, then its wrap-up.
     await waitForTranscript(page, (entries) => entries.some((e) => e.body.includes('the 1.0 release is ready')));
     const t = await transcript(page);
@@ -146,7 +255,7 @@ describe('demo page', { skip }, () => {
     const w = await transcript(page);
     assert.ok(w.some((e) => e.body.includes('such as reviewer/checker')), JSON.stringify(w));
     await select(page, 'lead');
-    await screenshot(page, 'demo-tree');
+    await shots(page, 'demo-tree');
     page.check();
   });
 
@@ -157,15 +266,29 @@ describe('demo page', { skip }, () => {
     await waitFor(page, () =>
       [...document.querySelector('subagent-tree').shadowRoot.querySelectorAll('[role="treeitem"]')].some((li) => li.dataset.name === 'reviewer/auditor'),
     );
+    await waitForSettledTree(page, ['lead', 'reviewer', 'reviewer/checker', 'reviewer/auditor', 'writer']);
+    // What reviewer's and lead's logs hold before the refused spawns.
+    const before = {};
+    for (const name of ['lead', 'reviewer']) {
+      await select(page, name);
+      before[name] = await settledCount(page);
+    }
     r = await spawn(page, 'auditor', 'Audit again');
     assert.equal(r.kind, 'error');
     assert.equal(r.code, 'DUPLICATE_NAME');
     assert.match(r.text, /agent name "auditor" is already taken among the children of "reviewer"/);
-    await screenshot(page, 'demo-duplicate-name');
+    await shots(page, 'demo-duplicate-name');
     r = await spawn(page, 'Bad Name', 'Nope');
     assert.equal(r.code, 'INVALID_NAME');
     assert.match(r.text, /"Bad Name"/);
     await waitForSettledTree(page, ['lead', 'reviewer', 'reviewer/checker', 'reviewer/auditor', 'writer']);
+    // Refused spawns cost no model turn and write no notice: neither log grew.
+    const after = {};
+    for (const name of ['reviewer', 'lead']) {
+      await select(page, name);
+      after[name] = await settledCount(page);
+    }
+    assert.deepEqual(after, before);
     page.check();
   });
 
@@ -182,24 +305,41 @@ describe('demo page', { skip }, () => {
     page.check();
   });
 
-  test('interrupts a running member', async () => {
+  test('interrupts a running member: the page says the turn was stopped; input it had not read is parked', async () => {
+    const badge = (name) =>
+      page.evaluate((name) => document.querySelector('subagent-tree').shadowRoot.querySelector(`[data-name="${name}"] > .row .badge.activity`)?.textContent, name);
     await select(page, 'writer');
-    const r = await message(page, 'writer', 'Rewrite every section from scratch.', { long: true });
+    assert.equal(await badge('writer'), 'settled');
+    assert.equal(await page.locator('#interrupt').isDisabled(), true, 'Interrupt is offered only while a turn runs');
+    const lastOutput = (await rows(page)).find((x) => x.name === 'writer').output;
+    assert.match(lastOutput, /^Draft ready: 1\.0 gives every agent a name\./);
+    let r = await message(page, 'writer', 'Rewrite every section from scratch.', { long: true });
     assert.equal(r.kind, 'ok');
     await waitFor(page, () => {
       const li = document.querySelector('subagent-tree').shadowRoot.querySelector('[data-name="writer"]');
-      return li.querySelector(':scope > .row > .badge.activity')?.textContent === 'running';
+      return li.querySelector(':scope > .row .badge.activity')?.textContent === 'running' && !document.querySelector('#interrupt').disabled;
     });
+    // A second message while the turn runs waits in writer's inbox.
+    r = await message(page, 'writer', 'And the changelog.');
+    assert.equal(r.kind, 'ok');
+    assert.equal(await badge('writer'), 'running');
+    for (const field of ['#spawn-name', '#spawn-label']) await page.fill(field, ''); // left over from the refused spawns
+    await page.evaluate(() => document.activeElement?.blur());
+    await shots(page, 'demo-running'); // www/screenshot.png (README) is the 1280 px one
     await clearResult(page);
     await page.click('#interrupt');
     assert.deepEqual(await result(page), { kind: 'ok', code: undefined, text: 'Interrupted writer: its turn was stopped.' });
     await waitForTranscript(page, (entries) => entries.some((e) => e.kind === 'turn' && e.stop === 'aborted'));
-    // After the stopped turn the badge no longer says running and Interrupt is no longer offered.
+    // After the stopped turn: parked (its unread message waits), not running, and Interrupt is no longer offered.
     await waitFor(page, () => {
       const li = document.querySelector('subagent-tree').shadowRoot.querySelector('[data-name="writer"]');
-      return li.querySelector(':scope > .row > .badge.activity')?.textContent === 'inactive' && document.querySelector('#interrupt').disabled;
+      return li.querySelector(':scope > .row .badge.activity')?.textContent === 'parked' && document.querySelector('#interrupt').disabled;
     });
-    await screenshot(page, 'demo-interrupt');
+    // The stopped turn produced no output, so the row keeps writer's last one (whole: it is selected).
+    const w = (await rows(page)).find((x) => x.name === 'writer');
+    assert.equal(w.output, lastOutput);
+    assert.ok(!(await transcript(page)).some((e) => e.kind === 'turn' && e.body.includes('changelog')), 'the parked message was not answered');
+    await shots(page, 'demo-interrupt');
     page.check();
   });
 
@@ -261,7 +401,7 @@ describe('demo page', { skip }, () => {
     await waitForSettledTree(second, ['lead', 'reviewer', 'reviewer/checker', 'reviewer/auditor', 'writer', 'tester']);
     await select(second, 'tester');
     await waitForTranscript(second, (entries) => entries.some((e) => e.kind === 'turn'));
-    await screenshot(second, 'demo-follower');
+    await shots(second, 'demo-follower');
     page.check();
     second.check();
   });
@@ -290,7 +430,7 @@ describe('demo page', { skip }, () => {
       }));
       assert.deepEqual(injected, { light: 0, shadow: 0 });
     }
-    await screenshot(page, 'demo-hostile');
+    await shots(page, 'demo-hostile');
     page.check(); // no dialog, no page error
     second.check();
   });

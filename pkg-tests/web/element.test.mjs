@@ -3,7 +3,9 @@
 // keyboard navigation and selection, live events, and hostile text.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hasRuntime, launch, openFixture, screenshot, startSite } from './helpers.mjs';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, hasRuntime, launch, openFixture, screenshot, startSite } from './helpers.mjs';
 
 let site, browser, context;
 before(async () => {
@@ -276,18 +278,19 @@ describe('<subagent-tree> over a store', () => {
       ['lead', null],
       ['alpha', 'running'],
     ]);
+    // A started local member is idle until its first turn starts; an ended one is settled.
     assert.deepEqual(result.steps[1], [
       ['lead', null, 1],
       ['alpha', 'running', 2],
-      ['alpha/beta', 'running', 3],
+      ['alpha/beta', 'idle', 3],
     ]);
     assert.deepEqual(result.steps[2], [
       ['lead', null],
-      ['alpha', 'inactive'],
-      ['alpha/beta', 'running'],
+      ['alpha', 'settled'],
+      ['alpha/beta', 'idle'],
     ]);
     assert.equal(result.listings, 1, 'live events never re-list');
-    assert.deepEqual(result.roots, ['root-live', 'root-live', 'root-live', 'root-live'], 'listeners are scoped to the root');
+    assert.deepEqual(result.roots, ['root-live', 'root-live', 'root-live', 'root-live', 'root-live'], 'listeners are scoped to the root');
     assert.equal(result.after, 0, 'listeners are removed when the element leaves the page');
     page.check();
     await page.close();
@@ -330,7 +333,7 @@ describe('<subagent-tree> over a store', () => {
       steps.push(snap());
       gates.get('alpha/beta')();
       await b.result;
-      await until(() => snap().some((x) => x[0] === 'alpha/beta' && x[2] === 'inactive'));
+      await until(() => snap().some((x) => x[0] === 'alpha/beta' && x[2] === 'settled'));
       gates.get('alpha')();
       await a.result;
       await until(() => snap().every((x) => x[2] !== 'running'));
@@ -346,8 +349,8 @@ describe('<subagent-tree> over a store', () => {
       ],
       [
         ['lead', 1, null],
-        ['alpha', 2, 'inactive'],
-        ['alpha/beta', 3, 'inactive'],
+        ['alpha', 2, 'settled'],
+        ['alpha/beta', 3, 'settled'],
       ],
     ]);
     assert.equal(r.listings, 1, 'one listing at load; everything after comes from events');
@@ -384,12 +387,149 @@ describe('<subagent-tree> over a store', () => {
     assert.equal(await badge('worker'), 'running');
     const receipt = await page.evaluate(() => window.runtime.interrupt('worker', { kind: 'user', root: window.lead }));
     assert.deepEqual(receipt, { signalled: true });
-    await page.waitForFunction(() => window.items(window.el).some((x) => x.name === 'worker' && x.activity === 'inactive'));
-    // The worker's stop notice wakes lead for one turn; once it ends the root row shows it as inactive.
+    // Interrupted with nothing more to read, worker settles.
+    await page.waitForFunction(() => window.items(window.el).some((x) => x.name === 'worker' && x.activity === 'settled'));
+    // The worker's stop notice wakes lead for one turn; once it ends the root row shows it idle.
     await page.evaluate(() => window.runtime.waitForQuiescence(window.lead));
-    await page.waitForFunction(() => window.items(window.el).some((x) => x.name === 'lead' && x.activity === 'inactive'));
+    await page.waitForFunction(() => window.items(window.el).some((x) => x.name === 'lead' && x.activity === 'idle'));
     assert.ok(await page.evaluate(() => window.seen.has('lead')), 'lead ran a turn');
-    assert.equal(await badge('worker'), 'inactive', 'not running after the interrupt');
+    assert.equal(await badge('worker'), 'settled', 'not running after the interrupt');
+    page.check();
+    await page.close();
+  });
+
+  test('per-member state (running, idle, parked, settled, error) and the last output, cut in the row and whole when selected', { skip: hasRuntime() ? false : 'no SubagentRuntime in pkg/ yet' }, async () => {
+    const page = await openFixture(context, site.url);
+    await page.evaluate(async () => {
+      const { SubagentRuntime, MemoryStore } = window.lib;
+      window.turns = []; // names, in the order their turns started
+      window.LONG = `First line of the report.\n${'and a long tail 🙂 '.repeat(40)}\nlast line.`;
+      const host = {
+        async runTurn(turn) {
+          const n = window.turns.filter((t) => t === turn.name).length;
+          window.turns.push(turn.name);
+          if (turn.name === 'broken') return { stopReason: 'error', diagnostic: 'the model failed' };
+          if (turn.name === 'writer') return { messages: [window.LONG] };
+          if ((turn.name === 'parker' || turn.name === 'worker') && n === 0) {
+            await new Promise((resolve) => turn.signal.addEventListener('abort', resolve, { once: true }));
+            return { stopReason: 'aborted' };
+          }
+          return { messages: [`${turn.name}: done (turn ${n + 1})`] };
+        },
+      };
+      const runtime = new SubagentRuntime({ store: new MemoryStore(), host, maxDepth: 2, capacity: 8 });
+      const lead = await runtime.openRoot({});
+      const el = document.createElement('subagent-tree');
+      el.style.width = '420px';
+      el.runtime = runtime;
+      el.root = lead;
+      document.body.replaceChildren(el);
+      await el.ready;
+      Object.assign(window, { runtime, lead, el });
+      for (const name of ['writer', 'broken', 'parker', 'worker']) {
+        const a = await runtime.startActivation({ provider: 'spawn', parent: lead, name, label: `Task of ${name}`, prompt: `go ${name}` });
+        a.result.catch(() => {});
+      }
+    });
+    const info = (name) => page.evaluate((name) => {
+      const row = window.items(window.el).find((x) => x.name === name);
+      const n = row && window.el.nodeInfo(row.id);
+      const li = window.el.shadowRoot.querySelector(`[data-name="${name}"] > .row`);
+      const out = li?.querySelector(':scope > .output');
+      return n && { state: n.state ?? null, activity: n.activity ?? null, badge: row.activity ?? null, output: n.output ?? null, shown: out?.textContent ?? null, cut: out ? out.scrollWidth > out.clientWidth : null, lines: out ? Math.round(out.getBoundingClientRect().height / parseFloat(getComputedStyle(out).lineHeight)) : null };
+    }, name);
+    const until = (fn, arg) => page.waitForFunction(fn, arg, { timeout: 10_000, polling: 20 });
+    const stateIs = (name, state) => until(([name, state]) => {
+      const row = window.items(window.el).find((x) => x.name === name);
+      return row?.activity === state && window.el.nodeInfo(row.id).state === state;
+    }, [name, state]);
+    // Both long turns run; the others are done: a finished child settles, a failed turn shows error.
+    await stateIs('parker', 'running');
+    await stateIs('worker', 'running');
+    await stateIs('broken', 'error');
+    await stateIs('writer', 'settled');
+    assert.deepEqual(await info('parker'), { state: 'running', activity: 'running', badge: 'running', output: null, shown: null, cut: null, lines: null });
+    // writer's output: kept whole, shown on one line in the row (whitespace folded, cut with an ellipsis)...
+    const w = await info('writer');
+    assert.equal(w.output, await page.evaluate(() => window.LONG));
+    assert.ok(w.shown.startsWith('First line of the report. and a long tail 🙂 and'), w.shown);
+    assert.ok(!w.shown.includes('\n') && w.cut && w.lines === 1, JSON.stringify(w));
+    // At most 240 characters in the row, cut between code points (no half of an emoji).
+    assert.equal(Array.from(w.shown).length, 240);
+    assert.ok(w.shown.endsWith('…') && !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(w.shown), w.shown.slice(-10));
+    // ... and whole (every line) once the row is selected; another selection cuts it again.
+    await page.locator('subagent-tree [data-name="writer"] > .row').click();
+    const ws = await info('writer');
+    assert.equal(ws.shown, ws.output);
+    assert.ok(!ws.cut && ws.lines > 3, JSON.stringify(ws));
+    await page.locator('subagent-tree [data-name="broken"] > .row').click();
+    assert.equal((await info('writer')).lines, 1);
+    assert.equal((await info('broken')).output, null, 'a failed turn with no text shows no output');
+    // A message while parker runs, then an interrupt: its unread input is parked (it stays resident).
+    await page.evaluate(() => window.runtime.prompt(window.lead, 'parker', 'one more thing', {}));
+    let receipt = await page.evaluate(() => window.runtime.interrupt('parker', { kind: 'user', root: window.lead }));
+    assert.deepEqual(receipt, { signalled: true });
+    await stateIs('parker', 'parked');
+    // worker had nothing more to read: interrupted, it settles.
+    receipt = await page.evaluate(() => window.runtime.interrupt('worker', { kind: 'user', root: window.lead }));
+    assert.deepEqual(receipt, { signalled: true });
+    await stateIs('worker', 'settled');
+    // A waking send runs parker again (both messages), then it settles with its new output.
+    await page.evaluate(() => window.runtime.prompt(window.lead, 'parker', 'wake up', {}));
+    await stateIs('parker', 'settled');
+    assert.equal((await info('parker')).output, 'parker: done (turn 2)');
+    // The root row: idle after its turns (it stays resident), with its last output.
+    await page.evaluate(() => window.runtime.waitForQuiescence(window.lead));
+    await stateIs('lead', 'idle');
+    assert.match((await info('lead')).output, /^lead: done \(turn \d+\)$/);
+    assert.deepEqual(
+      await page.evaluate(() => [...window.el.shadowRoot.querySelectorAll('.badge.activity')].map((b) => [b.dataset.state, b.getAttribute('part')])),
+      [['idle', 'badge activity idle'], ['settled', 'badge activity settled'], ['error', 'badge activity error'], ['settled', 'badge activity settled'], ['settled', 'badge activity settled']],
+    );
+    // Every part the element uses is documented in the README's part table (and so are the custom properties it reads).
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const table = readme.slice(readme.indexOf('| part | element |'), readme.indexOf('```css', readme.indexOf('| part | element |')));
+    const documented = new Set([...table.matchAll(/`([a-z]+)`/g)].map((m) => m[1]));
+    const used = await page.evaluate(() => [...new Set([...window.el.shadowRoot.querySelectorAll('[part]')].flatMap((e) => [...e.part]))]);
+    assert.ok(['output', 'activity', 'settled', 'error', 'idle', 'badges'].every((p) => used.includes(p)), used.join(' '));
+    assert.deepEqual(used.filter((p) => !documented.has(p)), [], 'undocumented parts');
+    const props = await page.evaluate(() => [...new Set(window.el.shadowRoot.querySelector('style').textContent.match(/--subagent-tree-[a-z-]+/g))]);
+    assert.ok(props.length >= 10);
+    assert.deepEqual(props.filter((p) => !readme.includes(`\`${p}\``)), [], 'undocumented custom properties');
+    // The hooks work from the page: a custom property and ::part() selectors as the README shows them.
+    const styled = await page.evaluate(() => {
+      const style = document.createElement('style');
+      style.textContent = `subagent-tree { --subagent-tree-muted: rgb(1, 2, 3); }
+        subagent-tree::part(activity settled) { letter-spacing: 3px; }
+        subagent-tree::part(badge mode) { display: none; }`;
+      document.head.append(style);
+      const root = window.el.shadowRoot;
+      const out = {
+        label: getComputedStyle(root.querySelector('.label')).color,
+        settled: getComputedStyle(root.querySelector('.badge.activity.settled')).letterSpacing,
+        idle: getComputedStyle(root.querySelector('.badge.activity.idle')).letterSpacing,
+        mode: getComputedStyle(root.querySelector('.badge.mode')).display,
+      };
+      style.remove();
+      return out;
+    });
+    assert.deepEqual(styled, { label: 'rgb(1, 2, 3)', settled: '3px', idle: 'normal', mode: 'none' });
+    await screenshot(page, 'element-states', page.locator('subagent-tree'));
+    // At 360 px, with its width from the page: nothing in the element ends past its edge or the viewport.
+    await page.setViewportSize({ width: 360, height: 640 });
+    const fit = await page.evaluate(() => {
+      window.el.style.width = '';
+      const edge = window.el.getBoundingClientRect().right;
+      const out = [...window.el.shadowRoot.querySelectorAll('*')]
+        .filter((e) => {
+          const r = e.getBoundingClientRect();
+          return (r.width || r.height) && r.right > Math.min(edge, innerWidth) + 0.5;
+        })
+        .map((e) => `${e.className} ${e.textContent.slice(0, 20)}`);
+      return { scroll: document.documentElement.scrollWidth <= innerWidth, out, edge };
+    });
+    assert.deepEqual(fit, { scroll: true, out: [], edge: 352 });
+    await screenshot(page, 'element-states-360', page.locator('subagent-tree'));
     page.check();
     await page.close();
   });

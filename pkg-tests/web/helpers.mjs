@@ -80,9 +80,9 @@ export async function openFixture(context, url) {
   return page;
 }
 
-export async function screenshot(page, name, target) {
+export async function screenshot(page, name, target, options = {}) {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const file = path.join(SCREENSHOTS, `${name}.png`);
-  await (target ?? page).screenshot({ path: file });
+  await (target ?? page).screenshot({ ...options, path: file });
   return file;
 }

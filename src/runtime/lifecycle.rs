@@ -82,8 +82,8 @@ impl Runtime {
             signal.guard(self.0.host.run_turn(turn)).await
         };
         let result = capture(outcome, &signal, schema.as_deref());
-        let stop_reason = result.stop_reason.clone();
         let consumed = member.state.borrow().consumed(id);
+        let ended = turn_event(&member, Some(&result));
         let recorded =
             self.append(&member, vec![(event::TURN_END.to_owned(), turn_end_payload(&result, &consumed))]).await;
         let captured = result.structured.is_some();
@@ -93,7 +93,7 @@ impl Runtime {
         if let Some(done) = done {
             done.set(());
         }
-        self.emit(turn_event(&member, Some(stop_reason)));
+        self.emit(ended);
         self.tree_changed(&member.root_id);
         self.kick(&member);
     }
@@ -511,13 +511,15 @@ fn capture(
     result
 }
 
-/// `subagent/turn`: a member's turn started (no stop reason) or ended.
-pub(crate) fn turn_event(member: &Member, stop_reason: Option<String>) -> RuntimeEvent {
+/// `subagent/turn`: a member's turn started (no result) or ended with `end`
+/// (its stop reason, and its output's text when there is any).
+pub(crate) fn turn_event(member: &Member, end: Option<&SubagentResult>) -> RuntimeEvent {
     RuntimeEvent::Turn {
         root_id: member.root_id.clone(),
         session_id: member.id.clone(),
         name: member.full_name.clone(),
-        stop_reason,
+        stop_reason: end.map(|r| r.stop_reason.clone()),
+        output: end.map(SubagentResult::output_text).filter(|text| !text.is_empty()),
     }
 }
 

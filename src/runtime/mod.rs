@@ -116,8 +116,9 @@ pub enum RuntimeEvent {
     Catalog { root_id: String, parent_id: String, entry: crate::CatalogEntry },
     /// A message was accepted (durable) into a member's inbox.
     Message { root_id: String, session_id: String, name: String, message_id: String, kind: &'static str },
-    /// A member's turn started (`stop_reason` is `None`) or ended.
-    Turn { root_id: String, session_id: String, name: String, stop_reason: Option<String> },
+    /// A member's turn started (`stop_reason` is `None`) or ended; `output` is
+    /// the ended turn's final text (the `output` its `turn/end` records), if any.
+    Turn { root_id: String, session_id: String, name: String, stop_reason: Option<String>, output: Option<String> },
 }
 
 /// A registered provider in an event; equal only to the same registration.

@@ -70,7 +70,7 @@ impl Runtime {
             async move {
                 // A store that refuses leaves the start unmatched: the next open tries again.
                 let _ = runtime.append(&member, vec![(event::TURN_END.to_owned(), payload)]).await;
-                runtime.emit(super::lifecycle::turn_event(&member, Some(stop::ERROR.to_owned())));
+                runtime.emit(super::lifecycle::turn_event(&member, Some(&lost_result())));
                 member.state.borrow_mut().write_ended(None);
                 recorded.set(());
                 runtime.tree_changed(&member.root_id);

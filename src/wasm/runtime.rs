@@ -296,7 +296,7 @@ fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
             set(&obj, "kind", &JsValue::from_str(kind));
             ("subagent/message", obj.into())
         }
-        RuntimeEvent::Turn { root_id, session_id, name, stop_reason } => {
+        RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output } => {
             let obj = Object::new();
             set(&obj, "rootSessionId", &JsValue::from_str(root_id));
             set(&obj, "sessionId", &JsValue::from_str(session_id));
@@ -304,6 +304,9 @@ fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
             set(&obj, "phase", &JsValue::from_str(if stop_reason.is_some() { "end" } else { "start" }));
             if let Some(reason) = stop_reason {
                 set(&obj, "stopReason", &JsValue::from_str(reason));
+            }
+            if let Some(text) = output {
+                set(&obj, "output", &JsValue::from_str(text));
             }
             ("subagent/turn", obj.into())
         }
@@ -1461,7 +1464,10 @@ export interface SubagentTurnEvent {
   sessionId: string;
   name: string;
   phase: 'start' | 'end';
+  /** On `end`: how the turn ended. */
   stopReason?: SubagentStopReason;
+  /** On `end`: the turn's final output as text (what its `turn/end` records), absent when it produced none. */
+  output?: string;
 }
 
 /** What each `on(type)` listener receives: `provider-added` the registered provider, `provider-removed` its name. */

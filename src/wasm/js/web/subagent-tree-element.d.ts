@@ -25,6 +25,15 @@ export interface SubagentTreeSelectDetail {
   name: string;
 }
 
+/**
+ * A member's state as the element shows it, from the runtime's events:
+ * `running` (a turn or an external run in progress), `idle` (resident, waiting
+ * for input), `parked` (interrupted with unread input waiting for the next
+ * message), `settled` (finished, not resident), `error` (its last turn or its
+ * settlement failed).
+ */
+export type SubagentTreeMemberState = 'running' | 'idle' | 'parked' | 'settled' | 'error';
+
 export interface SubagentTreeNodeInfo {
   sessionId: string;
   name: string;
@@ -40,6 +49,10 @@ export interface SubagentTreeNodeInfo {
   loaded: boolean;
   expanded: boolean;
   activity?: 'running' | 'inactive';
+  /** Its state, once an event said (a listing alone says only `activity`). */
+  state?: SubagentTreeMemberState;
+  /** Its last turn's output text (the latest non-empty one this view saw). */
+  output?: string;
 }
 
 export interface SubagentTreeEventMap extends Omit<HTMLElementEventMap, 'error' | 'select' | 'load'> {
@@ -56,7 +69,11 @@ export interface SubagentTreeEventMap extends Omit<HTMLElementEventMap, 'error' 
  * navigation (Up/Down, Left/Right, Home/End, Enter/Space selects).
  * Attributes: `root-id`, `root-name`, `initial-depth`, `aria-label`.
  * Parts: `tree`, `item`, `row`, `toggle`, `name`, `label`, `badge`, `mode`,
- * `activity`, `running`, `inactive`, `reason`, `note`, `group`, `status`.
+ * `activity` with the shown state (`running`, `idle`, `parked`, `settled`,
+ * `error`, `inactive`), `reason`, `note`, `output` (`full` in the selected
+ * row), `group`, `status`. Custom properties: `--subagent-tree-font`,
+ * `-color`, `-muted`, `-accent`, `-indent`, `-hover`, `-selected`,
+ * `-disabled`, `-running`, `-error` (each `--subagent-tree-…`).
  */
 export declare class SubagentTreeElement extends HTMLElement {
   /** A live runtime: rows carry activity and follow its events. Write-only: never read back. */
@@ -76,12 +93,12 @@ export declare class SubagentTreeElement extends HTMLElement {
   readonly ready: Promise<void>;
   /** Reads the tree again, keeping expansion, focus and selection. */
   refresh(): Promise<void>;
-  /** Applies a `subagent/start`, `subagent/end`, `subagent/turn` or `subagent/catalog` event without reading anything. */
+  /** Applies a `subagent/start`, `subagent/end`, `subagent/turn`, `subagent/message` or `subagent/catalog` event without reading anything. */
   applyEvent(
-    type: 'subagent/start' | 'subagent/end' | 'subagent/turn' | 'subagent/catalog' | string,
+    type: 'subagent/start' | 'subagent/end' | 'subagent/turn' | 'subagent/message' | 'subagent/catalog' | string,
     detail: { id?: string; parentSessionId?: string; entry?: CatalogEntry } & Record<string, unknown>,
   ): void;
-  /** Sets (or with `undefined` clears) a member's shown activity. */
+  /** Sets (or with `undefined` clears) a member's shown activity; `inactive` keeps a state events gave. */
   setActivity(sessionId: string, activity: 'running' | 'inactive' | undefined): void;
   expand(sessionId: string): Promise<void>;
   collapse(sessionId: string): void;

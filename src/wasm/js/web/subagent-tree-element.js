@@ -1,8 +1,10 @@
 // subagent-tree, browser: <subagent-tree>, an accessible view of one agent
 // tree. It renders from a live runtime (`el.runtime = runtime; el.root =
 // rootAgentOrId`, both write-only: the element never hands its runtime or
-// root handle back out; rows carry `running`/`inactive` activity and follow
-// `subagent/start`, `subagent/end`, `subagent/turn` and `subagent/catalog`
+// root handle back out; rows carry each member's state (`running`, `idle`,
+// `parked`, `settled`, `error`; `inactive` when a listing says only that it is
+// not running) and its last output, and follow `subagent/start`,
+// `subagent/end`, `subagent/turn`, `subagent/message` and `subagent/catalog`
 // live, the root row too) or from a
 // store alone (`el.store = store; el.rootId = id`). Text from the tree (names,
 // labels, ids) is only ever set with `textContent`, so untrusted labels stay
@@ -30,22 +32,39 @@ const listDescendants = async (...args) => (await loadLite()).listDescendants(..
 
 // `subagent/turn` covers every turn (the root's too, and ones ended by an
 // interrupt, which emit no `subagent/end`), so activity follows it as well.
-const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/turn', 'subagent/catalog'];
+// `subagent/message` counts input that arrived since a turn started: an
+// interrupted turn leaves a member `parked` when some did, else `idle`.
+const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/turn', 'subagent/message', 'subagent/catalog'];
+/** What each shown state means (the badge's tooltip). */
+const STATE_TITLES = {
+  running: 'running: a turn (or an external run) is in progress',
+  idle: 'idle: resident, waiting for input',
+  parked: 'parked input: interrupted; its unread input waits for the next message',
+  settled: 'settled: finished and left residency (a message resumes it)',
+  error: 'error: its last turn or its settlement failed',
+  inactive: 'not running',
+};
+/** Longest output text kept in an unselected row (the selected row shows it all). */
+const ROW_OUTPUT_CHARS = 240;
 const CATALOG_EVENT = 'subagent/catalog';
 
 const STYLE = `
 :host {
-  display: block;
+  display: block; min-width: 0; max-width: 100%;
   font: var(--subagent-tree-font, 14px/1.4 system-ui, sans-serif);
   color: var(--subagent-tree-color, #1d2330);
   --_indent: var(--subagent-tree-indent, 1.1rem);
   --_accent: var(--subagent-tree-accent, #2458d6);
+  --_muted: var(--subagent-tree-muted, #4b5563);
+  --_running: var(--subagent-tree-running, #14672f);
+  --_error: var(--subagent-tree-error, #9b1c1c);
 }
+*, *::before, *::after { box-sizing: border-box; }
 :host([hidden]) { display: none; }
 ul { list-style: none; margin: 0; padding: 0; }
 [role="treeitem"] { outline: none; }
 [role="treeitem"] > .row {
-  display: flex; align-items: baseline; gap: 0.45rem; min-width: 0;
+  display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.1rem 0.45rem; min-width: 0;
   padding: 0.2rem 0.4rem 0.2rem calc(0.4rem + var(--depth, 0) * var(--_indent));
   border-radius: 5px; cursor: default; user-select: none;
 }
@@ -57,21 +76,40 @@ ul { list-style: none; margin: 0; padding: 0; }
 [role="treeitem"][aria-disabled="true"] > .row { color: var(--subagent-tree-disabled, #8a8f99); cursor: not-allowed; }
 .toggle { flex: none; width: 1rem; text-align: center; color: #6b7280; font-size: 0.75em; cursor: pointer; }
 .toggle.leaf { visibility: hidden; }
-.name, .label, .badge, .note { unicode-bidi: isolate; }
-.name { flex: none; font-weight: 600; white-space: nowrap; }
-.label { flex: 0 1 auto; color: #4b5563; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; min-width: 2ch; }
+.name, .label, .badge, .note, .output { unicode-bidi: isolate; }
+/* Long names break anywhere rather than push the row past the edge. */
+.name { flex: 0 1 auto; min-width: 0; font-weight: 600; overflow-wrap: anywhere; }
+/* A label keeps at least ~8 characters: with less room it moves to the next line. */
+.label { flex: 1 1 7rem; min-width: 0; color: var(--_muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.badges { flex: none; display: inline-flex; align-items: baseline; gap: 0.3rem; margin-left: auto; }
 .badge {
-  flex: none; font-size: 0.72em; padding: 0 0.4em; border-radius: 999px;
-  border: 1px solid #cfd5df; color: #4b5563; background: #fff;
+  flex: none; font-size: 0.72em; padding: 0 0.4em; border-radius: 999px; white-space: nowrap;
+  border: 1px solid #cfd5df; color: var(--_muted); background: #fff;
 }
-.badge.activity.running { border-color: #6cc58a; color: #14672f; background: #e9f8ee; }
+.badge.activity.running { border-color: #6cc58a; color: var(--_running); background: #e9f8ee; }
 .badge.activity.running::before { content: "● "; }
-.badge.activity.inactive { color: #6b7280; }
-.badge.reason { border-color: #e2b4b4; color: #8a2b2b; background: #fbeeee; }
+.badge.activity.inactive, .badge.activity.settled { color: #6b7280; }
+.badge.activity.parked { border-color: #f0c98c; color: #8a5300; background: #fff6e6; }
+.badge.activity.error, .badge.reason { border-color: #e2b4b4; color: var(--_error); background: #fbeeee; }
+/* The last output: one line, cut with an ellipsis; the selected row shows it whole. */
+.output {
+  flex: 1 0 100%; min-width: 0; padding-left: 1.45rem; font-size: 0.85em; color: var(--_muted);
+  white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
+}
+[role="treeitem"][aria-selected="true"] > .row > .output { white-space: pre-wrap; overflow-wrap: anywhere; }
 .note { color: #8a8f99; font-size: 0.8em; font-style: italic; }
 .status { padding: 0.4rem; color: #6b7280; }
-.status.error { color: #9b1c1c; }
+.status.error { color: var(--_error); }
 `;
+
+/** At most `max` characters (code points, so no surrogate pair is split), with `…` when cut. */
+function cut(value, max) {
+  if (value.length <= max) return value;
+  // 2 * (max + 1) UTF-16 units hold at least max + 1 code points (a pair cut at the end is never kept).
+  const room = 2 * (max + 1);
+  const chars = Array.from(value.length > room ? value.slice(0, room) : value);
+  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : value;
+}
 
 /** `base` joined with a relative full name (the root `lead` is never a prefix). */
 function joinName(base, rel) {
@@ -156,6 +194,9 @@ export class SubagentTreeElement extends HTMLElement {
   /** id -> node; `children` is null while a branch is not loaded. */
   #nodes = new Map();
   #activity = new Map();
+  /** id -> { state, pending, output }: what the runtime's events said about each member. */
+  #live = new Map();
+  #liveRoot = null;
   #rootNode = null;
   #selected = null;
   #focused = null;
@@ -292,6 +333,8 @@ export class SubagentTreeElement extends HTMLElement {
       loaded: n.children !== null,
       expanded: n.expanded,
       activity: this.#activity.get(n.id),
+      state: this.#live.get(n.id)?.state,
+      output: this.#live.get(n.id)?.output,
     };
   }
 
@@ -339,6 +382,12 @@ export class SubagentTreeElement extends HTMLElement {
   async #load() {
     this.#stop();
     const rootId = this.rootId;
+    if (rootId !== this.#liveRoot) {
+      // Another tree: what events said about the last one's members does not carry over.
+      this.#liveRoot = rootId;
+      this.#activity.clear();
+      this.#live.clear();
+    }
     const keep = {
       expanded: new Set([...this.#nodes.values()].filter((n) => n.expanded).map((n) => n.id)),
       selected: this.#selected?.id,
@@ -485,7 +534,7 @@ export class SubagentTreeElement extends HTMLElement {
       if (parent.children) parent.children.push(node.id);
       parent.hasChildren = true;
       added.push(node);
-      if (live && (row.activity === 'running' || row.activity === 'inactive')) this.#activity.set(row.id, row.activity);
+      if (live && (row.activity === 'running' || row.activity === 'inactive')) this.#setListed(row.id, row.activity);
     }
     return added;
   }
@@ -504,21 +553,61 @@ export class SubagentTreeElement extends HTMLElement {
       this.#buffer.push([type, detail]);
       return;
     }
-    if (type === 'subagent/start' || type === 'subagent/end') {
+    if (type === 'subagent/start') {
       if (typeof detail.id !== 'string') return;
-      this.setActivity(detail.id, type === 'subagent/start' ? 'running' : 'inactive');
+      // An external run works until it ends; a local member is idle until its first turn starts.
+      this.#setState(detail.id, detail.mode === 'external' ? 'running' : 'idle', { pending: 0 });
+    } else if (type === 'subagent/end') {
+      if (typeof detail.id !== 'string') return;
+      this.#setState(detail.id, detail.stopReason === 'error' || detail.error ? 'error' : 'settled');
     } else if (type === 'subagent/turn') {
       if (typeof detail.sessionId !== 'string') return;
-      this.setActivity(detail.sessionId, detail.phase === 'start' ? 'running' : 'inactive');
+      if (detail.phase === 'start') {
+        this.#setState(detail.sessionId, 'running', { pending: 0 }); // a turn takes the whole inbox
+      } else {
+        const pending = this.#live.get(detail.sessionId)?.pending ?? 0;
+        const state =
+          detail.stopReason === 'error' ? 'error' : detail.stopReason === 'aborted' && pending > 0 ? 'parked' : 'idle';
+        const output = typeof detail.output === 'string' && detail.output !== '' ? detail.output : undefined;
+        this.#setState(detail.sessionId, state, output === undefined ? {} : { output });
+      }
+    } else if (type === 'subagent/message') {
+      if (typeof detail.sessionId !== 'string') return;
+      const entry = this.#live.get(detail.sessionId);
+      this.#live.set(detail.sessionId, { ...entry, pending: (entry?.pending ?? 0) + 1 });
     } else if (type === CATALOG_EVENT) {
       this.#addChild(detail.parentSessionId, detail.entry);
     }
   }
 
-  /** Sets (or with `undefined` clears) a member's shown activity. */
+  /**
+   * Sets (or with `undefined` clears) a member's shown activity. `running`
+   * shows it running; `inactive` keeps a state the events gave (`idle`,
+   * `parked`, `settled`, `error`), else shows `inactive`.
+   */
   setActivity(sessionId, activity) {
-    if (activity === undefined) this.#activity.delete(sessionId);
-    else this.#activity.set(sessionId, activity === 'running' ? 'running' : 'inactive');
+    if (activity === undefined) {
+      this.#activity.delete(sessionId);
+      const entry = this.#live.get(sessionId);
+      if (entry) this.#live.set(sessionId, { ...entry, state: undefined });
+    } else {
+      this.#setListed(sessionId, activity === 'running' ? 'running' : 'inactive');
+    }
+    const node = this.#nodes.get(sessionId);
+    if (node?.li) this.#updateRow(node);
+  }
+
+  /** What a listing (or a relayed snapshot) says: running, or only "not running". */
+  #setListed(sessionId, activity) {
+    this.#activity.set(sessionId, activity);
+    const entry = this.#live.get(sessionId);
+    if (activity === 'running') this.#live.set(sessionId, { ...entry, state: 'running' });
+    else if (entry?.state === 'running') this.#live.set(sessionId, { ...entry, state: undefined });
+  }
+
+  #setState(sessionId, state, changes = {}) {
+    this.#live.set(sessionId, { ...this.#live.get(sessionId), ...changes, state });
+    this.#activity.set(sessionId, state === 'running' ? 'running' : 'inactive');
     const node = this.#nodes.get(sessionId);
     if (node?.li) this.#updateRow(node);
   }
@@ -604,19 +693,28 @@ export class SubagentTreeElement extends HTMLElement {
     while (row.childNodes.length > 2) row.lastChild.remove();
     row.children[1].textContent = visibleText(node.fullName);
     row.title = node.label ? `${isolated(node.fullName)}: ${isolated(node.label)}` : isolated(node.fullName);
+    // Badges wrap as one group (to the next line when the row is narrow).
+    const badges = text('span', 'badges', undefined, 'badges');
     if (node.kind === 'diagnostic') {
-      row.append(text('span', 'badge reason', node.reason ?? 'unavailable', 'badge reason'));
-      row.append(text('span', 'note', 'cannot be shown', 'note'));
+      badges.append(text('span', 'badge reason', node.reason ?? 'unavailable', 'badge reason'));
+      row.append(badges, text('span', 'note', 'cannot be shown', 'note'));
     } else {
       if (node.label) row.append(text('bdi', 'label', node.label, 'label'));
-      if (node.kind === 'child' && node.mode) row.append(text('span', 'badge mode', node.mode, 'badge mode'));
+      if (node.kind === 'child' && node.mode) badges.append(text('span', 'badge mode', node.mode, 'badge mode'));
+      row.append(badges);
     }
-    const activity = this.#activity.get(node.id);
-    if (activity) {
-      row.append(text('span', `badge activity ${activity}`, activity, `badge activity ${activity}`));
+    const live = this.#live.get(node.id);
+    const shown = live?.state ?? this.#activity.get(node.id);
+    if (shown) {
+      const badge = text('span', `badge activity ${shown}`, shown, `badge activity ${shown}`);
+      badge.dataset.state = shown;
+      badge.title = STATE_TITLES[shown] ?? shown;
+      badges.append(badge);
     }
+    if (!badges.childElementCount) badges.remove();
     if (node.loading) row.append(text('span', 'note', 'loading…', 'note'));
     if (node.error) row.append(text('span', 'note', node.error, 'note error'));
+    if (live?.output !== undefined) row.append(this.#renderOutput(node, live.output));
 
     if (node.expanded && node.children) {
       if (!node.group) {
@@ -634,6 +732,16 @@ export class SubagentTreeElement extends HTMLElement {
     } else if (node.group) {
       node.group.hidden = true;
     }
+  }
+
+  /** The last output: whole in the selected row, else one line of at most ROW_OUTPUT_CHARS (CSS adds the ellipsis). */
+  #renderOutput(node, output) {
+    const full = node === this.#selected;
+    let shown = output;
+    if (!full) shown = cut(output.replace(/\s+/g, ' ').trim(), ROW_OUTPUT_CHARS);
+    const el = text('div', full ? 'output full' : 'output', shown, full ? 'output full' : 'output');
+    el.title = full ? '' : isolated(cut(output, 4000));
+    return el;
   }
 
   // ---- expansion, selection, focus ------------------------------------------
@@ -700,6 +808,10 @@ export class SubagentTreeElement extends HTMLElement {
     this.#selected = node;
     if (previous?.li) previous.li.setAttribute('aria-selected', 'false');
     if (node?.li) node.li.setAttribute('aria-selected', 'true');
+    // The output is shown whole only in the selected row.
+    for (const n of new Set([previous, node])) {
+      if (n?.li && this.#live.get(n.id)?.output !== undefined) this.#updateRow(n);
+    }
   }
 
   #emitSelect(node) {
