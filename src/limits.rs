@@ -2,10 +2,15 @@
 //!
 //! A tree runs inside one WebAssembly instance whose heap is at most 4 GiB and
 //! never shrinks, so nothing a caller, a model or a store hands in may be
-//! unbounded. Each limit below is checked twice: by the bridge while it
-//! converts a JS value (so an oversized value is refused before it is copied
-//! into the heap), and by the core where the value enters a tree (so native
-//! callers and the simulation obey the same rules). A refusal is a
+//! unbounded. Content limits (labels, prompts, messages, content blocks,
+//! `cwd`) are checked twice: by the bridge while it converts a JS value (so an
+//! oversized value is refused before it is copied into the heap), and by the
+//! core where the value enters a tree (so native callers and the simulation
+//! obey the same rules). What only JS can hand in is checked at the bridge
+//! alone: ids (well-formed Unicode, `idBytes`; the JS stores check them too),
+//! a host's or store's answers (`eventPayloadBytes`, stored events, reads) and
+//! the runtime's own options (`maxDepth` up to 64; native callers set
+//! [`crate::runtime::RuntimeOptions`] directly, as trusted code). A refusal is a
 //! [`ErrorCode::LimitExceeded`] error whose sentence names the limit by its
 //! JS option name (`promptBytes`, ...).
 //!
@@ -20,7 +25,7 @@
 //! | `contentBlocks` | 256 | 4096 | content blocks of one prompt or message |
 //! | `eventPayloadBytes` | 4 MiB | 32 MiB | one stored event's payload; a host's turn outcome or run result |
 //! | `maxDepth` | at most 64 | fixed | the runtime's `maxDepth` and an activation's `maxDepth` |
-//! | `toolCallsPerReply` | 64 | 1024 | tool calls one model reply may ask for (model hosts) |
+//! | `toolCallsPerReply` | 64 | 1024 | tool calls one model reply may ask for (each turn carries it; model hosts apply it) |
 //! | stored event | the largest of the above + 64 KiB (48 MiB without a runtime) | derived | one event a store read answers |
 //! | store read | 256 MiB | fixed | all events one store read answers |
 //!

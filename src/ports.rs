@@ -52,6 +52,8 @@ pub struct Turn {
     pub context: String,
     /// Return guidance for a local child's first turn (how to report to its creator).
     pub guidance: Option<String>,
+    /// The runtime's `toolCallsPerReply`: model hosts run no reply that asks for more.
+    pub tool_calls_per_reply: usize,
 }
 
 impl Turn {

@@ -201,6 +201,37 @@ fn interrupts_need_a_live_proper_ancestor_in_the_same_tree() {
     t.print();
 }
 
+/// The model tool answers every target outside the caller's tree alike (live,
+/// cold or absent: no oracle), and claims no stop for a member it found idle.
+#[test]
+fn interrupt_agent_answers_every_foreign_target_alike_and_claims_no_false_stop() {
+    let s = scene();
+    let t = Table::default();
+    let b_cold = start(&s.h, &s.other, "done").child_id; // finishes and settles: cold in tree B
+    let a_cold = start(&s.h, &s.reviewer, "idle").child_id; // the same, under reviewer in tree A
+    s.h.settle();
+    assert!(!s.h.rt.is_resident(&b_cold) && !s.h.rt.is_resident(&a_cold));
+    let call =
+        |target: &str| s.tool(&s.writer, "interrupt_agent", Value::object([("agent", Some(Value::from(target)))]));
+    let live = call(s.auditor.session_id());
+    let refusals = [(s.auditor.session_id(), live), (b_cold.as_str(), call(&b_cold)), ("0s-999", call("0s-999"))];
+    for (target, got) in refusals {
+        let shape = got.content.replace(target, "<id>");
+        assert_eq!(shape, "\"<id>\" is not a member of this tree", "the same refusal for {target}: {got:?}");
+        t.expect_tool(
+            &format!("interrupt_agent on {target} outside the tree"),
+            got,
+            ErrorCode::Unauthorized,
+            "not a member",
+        );
+    }
+    let idle = s.tool(&s.reviewer, "interrupt_agent", Value::object([("agent", Some(Value::from("reviewer/idle")))]));
+    assert!(!idle.is_error, "{idle:?}");
+    assert_eq!(idle.content, "reviewer/idle was not running, so nothing was stopped.");
+    assert_eq!(idle.structured.as_ref().and_then(|v| v.get("stopped")), Some(&Value::Bool(false)), "{idle:?}");
+    t.print();
+}
+
 #[test]
 fn a_dead_handle_grants_nothing() {
     let s = scene();

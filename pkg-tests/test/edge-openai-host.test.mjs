@@ -312,6 +312,38 @@ test('one reply asking for thousands of tool calls runs none and ends the turn; 
     for (const bad of [0, 1025, 1.5, 'x']) {
       assert.throws(() => new OpenAIHost({ baseUrl: mock.baseUrl, model: 'm', maxToolCallsPerReply: bad }), (e) => e.code === 'INVALID_ARGUMENT');
     }
+    // Unset, the turn's own limit applies; set, the host's wins.
+    const turnLimited = await host.runTurn({ ...fakeTurn({ tools: [echoTool(calls)] }), toolCallsPerReply: 2 });
+    assert.match(turnLimited.diagnostic, /3 tool calls in one reply; the limit toolCallsPerReply is 2/);
+    const hostWins = new OpenAIHost({ baseUrl: mock.baseUrl, model: 'm', maxToolCallsPerReply: 5 });
+    assert.equal((await hostWins.runTurn({ ...fakeTurn({ tools: [echoTool(calls)] }), toolCallsPerReply: 2 })).stopReason, 'completed');
+  } finally {
+    await mock.close();
+  }
+});
+
+test("the runtime's limits.toolCallsPerReply reaches each turn, and OpenAIHost applies it", async () => {
+  const three = {
+    message: {
+      content: null,
+      tool_calls: Array.from({ length: 3 }, (_, i) => ({ id: `c${i}`, type: 'function', function: { name: 'task_list', arguments: '{}' } })),
+    },
+    finish_reason: 'tool_calls',
+  };
+  const mock = await mockOpenAI(() => three);
+  try {
+    const store = new MemoryStore();
+    const model = new OpenAIHost({ baseUrl: mock.baseUrl, model: 'm', retries: 0 });
+    const seen = [];
+    const host = { runTurn: (turn) => (seen.push(turn.toolCallsPerReply), model.runTurn(turn)) };
+    const runtime = new SubagentRuntime({ store, host, limits: { toolCallsPerReply: 2 } });
+    const root = await runtime.openRoot({ sessionId: 'root' });
+    const { answer } = await runtime.ask(root, 'lead', 'list the tasks three times');
+    const result = await answer;
+    assert.deepEqual(seen, [2]);
+    assert.equal(result.stopReason, 'error');
+    assert.match(result.diagnostic, /3 tool calls in one reply; the limit toolCallsPerReply is 2, so none ran/);
+    await runtime.closeRoot(root);
   } finally {
     await mock.close();
   }

@@ -193,3 +193,38 @@ test('code that claims the handle module before the package loads leaves the run
   assert.equal(result.gotCap, true);
   assert.equal(result.code, 'UNAUTHORIZED');
 });
+
+test('no public method turns a Session id or name into a handle; reopen refuses members of another tree', async () => {
+  const { runtime } = setup();
+  const a = await runtime.openRoot({ sessionId: 'tree-a' });
+  const b = await runtime.openRoot({ sessionId: 'tree-b' });
+  // A member of tree b, held resident so it is live while tree a's root tries it.
+  const child = await runtime.startActivation({ provider: 'spawn', parent: b, label: 'x', prompt: 'p', name: 'bee' });
+  await child.result;
+  const held = await runtime.reopen(b, 'bee');
+  const id = child.childId;
+  // Every function on the runtime, called with the id, yields no Agent (or refuses).
+  const names = new Set();
+  for (let o = runtime; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    for (const k of Object.getOwnPropertyNames(o)) names.add(k);
+  }
+  assert.ok(!names.has('agent') && !names.has('handle') && !names.has('getAgent'), [...names].join(','));
+  for (const k of names) {
+    // free() and wasm-bindgen's __destroy_into_raw() end the runtime (they hand out nothing).
+    if (k === 'constructor' || k === 'free' || k.startsWith('__') || typeof runtime[k] !== 'function') continue;
+    let out;
+    try {
+      out = await runtime[k](id, id);
+    } catch {
+      continue;
+    }
+    const found = [out, out?.agent, ...(Array.isArray(out) ? out : [])].some((v) => v instanceof Agent);
+    assert.ok(!found, `${k}(sessionId) returned a handle`);
+  }
+  for (const target of [id, 'bee']) {
+    await assert.rejects(runtime.reopen(a, target), (e) => e.code === 'UNAUTHORIZED' || e.code === 'UNKNOWN_AGENT', target);
+  }
+  assert.equal(held.agent.sessionId, id, 'the root of its own tree reopens it');
+  held.release();
+  await works(runtime, a);
+});

@@ -52,6 +52,7 @@ impl Runtime {
                 (Some(parent), true, super::Delivery::Parent) => Some(crate::text::return_guidance(parent)),
                 _ => None,
             },
+            tool_calls_per_reply: self.0.options.limits.tool_calls_per_reply,
         };
         self.emit(turn_event(member, None));
         let (runtime, member) = (self.clone(), member.clone());

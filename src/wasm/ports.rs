@@ -126,6 +126,7 @@ fn turn_to_js(runtime: u32, turn: &Turn) -> JsValue {
     if let Some(schema) = &turn.output_schema {
         set(&obj, "outputSchema", &value_to_js(schema));
     }
+    set(&obj, "toolCallsPerReply", &JsValue::from_f64(turn.tool_calls_per_reply as f64));
     let agent = agent_to_js(runtime, &turn.agent);
     super::runtime::make_turn(runtime, obj.into(), agent, turn.agent.incarnation() as f64, turn.steer.turn_id() as f64)
 }

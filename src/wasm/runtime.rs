@@ -1292,6 +1292,8 @@ export interface AgentTurn {
   readonly context: string;
   readonly guidance?: string;
   readonly outputSchema?: JsonValue;
+  /** The runtime's `limits.toolCallsPerReply`: a model host runs no reply that asks for more tool calls. */
+  readonly toolCallsPerReply: number;
   readonly agent: Agent;
   /** The member's model-facing tools. */
   readonly tools: Tool[];

@@ -17,7 +17,11 @@ export interface OpenAIHostOptions {
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
   /** Model requests per turn before it ends with `error` (default 16). */
   maxSteps?: number;
-  /** Most tool calls one model reply may ask for (default 64, at most 1024); a reply asking for more ends the turn with `error`. */
+  /**
+   * Most tool calls one model reply may ask for (at most 1024); a reply asking
+   * for more ends the turn with `error`. Unset, each turn's `toolCallsPerReply`
+   * applies: the runtime's `limits.toolCallsPerReply` (default 64).
+   */
   maxToolCallsPerReply?: number;
   /** Put before the member's identity context in the system message. */
   systemPrompt?: string;

@@ -14,13 +14,20 @@
 // HTTP status and a fixed sentence: never the API key, the request body or
 // any part of a response body or reason phrase (a provider that echoes the key
 // back masked, upper-cased or otherwise cannot have it stored). One reply may
-// ask for at most `maxToolCallsPerReply` tool calls (default 64): a reply
-// asking for more runs none of them and ends the turn with `error`.
+// ask for at most `maxToolCallsPerReply` tool calls (unset: the turn's
+// `toolCallsPerReply`, the runtime's `limits.toolCallsPerReply`, default 64):
+// a reply asking for more runs none of them and ends the turn with `error`.
 import { SubagentError } from '__SNIPPET__';
 
 const DEFAULT_MAX_STEPS = 16;
 const DEFAULT_MAX_TOOL_CALLS = 64; // the runtime's documented toolCallsPerReply
 const MAX_TOOL_CALLS_CEILING = 1024;
+/** The runtime's limit a turn carries (a hand-made turn without one gets the default). */
+function turnToolCalls(turn) {
+  const n = turn.toolCallsPerReply;
+  return Number.isSafeInteger(n) && n >= 1 && n <= MAX_TOOL_CALLS_CEILING ? n : DEFAULT_MAX_TOOL_CALLS;
+}
+
 /** What an HTTP status means, in our own words (the provider's are never quoted). */
 function statusSentence(status) {
   if (status === 401 || status === 403) return 'the API key or its permissions were refused';
@@ -116,6 +123,7 @@ export class OpenAIHost {
     if (o.fetch !== undefined && typeof o.fetch !== 'function') throw configError('fetch must be a function');
     const maxSteps = o.maxSteps ?? DEFAULT_MAX_STEPS;
     if (!Number.isSafeInteger(maxSteps) || maxSteps < 1) throw configError('maxSteps must be a positive integer');
+    // Unset, each turn's own `toolCallsPerReply` (the runtime's limit) applies.
     const maxToolCalls = o.maxToolCallsPerReply ?? DEFAULT_MAX_TOOL_CALLS;
     if (!Number.isSafeInteger(maxToolCalls) || maxToolCalls < 1 || maxToolCalls > MAX_TOOL_CALLS_CEILING) {
       throw configError(`maxToolCallsPerReply must be an integer from 1 to ${MAX_TOOL_CALLS_CEILING}`);
@@ -140,7 +148,7 @@ export class OpenAIHost {
     const f = o.fetch ?? ((input, init) => fetch(input, init));
     this.#fetch = (input, init) => f(input, init);
     this.#maxSteps = maxSteps;
-    this.#maxToolCalls = maxToolCalls;
+    this.#maxToolCalls = o.maxToolCallsPerReply === undefined ? null : maxToolCalls;
     this.#systemPrompt = typeof o.systemPrompt === 'string' ? o.systemPrompt : '';
     this.#store = o.store;
     this.#history = history;
@@ -218,9 +226,10 @@ export class OpenAIHost {
       const { message, finish } = reply;
       const content = typeof message.content === 'string' ? message.content : blocksText(message.content);
       const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-      if (calls.length > this.#maxToolCalls) {
+      const maxCalls = this.#maxToolCalls ?? turnToolCalls(turn);
+      if (calls.length > maxCalls) {
         return end('error', {
-          diagnostic: `the model asked for ${calls.length} tool calls in one reply; the limit toolCallsPerReply is ${this.#maxToolCalls}, so none ran`,
+          diagnostic: `the model asked for ${calls.length} tool calls in one reply; the limit toolCallsPerReply is ${maxCalls}, so none ran`,
         });
       }
       if (content.trim() !== '') outputs.push(content);
