@@ -54,6 +54,11 @@ const scenarios = {
     out.badEvents = await code(store.append('s', 'nope'));
     out.badEvent = await code(store.append('s', [{ seq: 4 }]));
     out.badId = await code(store.read('', {}));
+    // Lone surrogates would alias one key: refused everywhere; a surrogate pair is fine.
+    out.loneAppend = await code(store.append('v-\\uD800', [note(0)]));
+    out.loneRead = await code(store.read('v-\\uDC00', {}));
+    await store.append('v-\\uD83D\\uDE00', [note(0)]);
+    out.pairLength = await store.length('v-\\uD83D\\uDE00');
     out.cancelled = await code(store.read('s', { signal: AbortSignal.abort() }));
     out.many = await store.readMany(['s', 'nope', 'empty'], { types: ['subagent/catalog'] });
     out.flush = await store.flush('s');
@@ -178,13 +183,16 @@ test('DurableObjectStore in workerd, over SQLite and key-value storage', async (
         assert.equal(r.badEvents, 'INVALID_ARGUMENT');
         assert.equal(r.badEvent, 'INVALID_ARGUMENT');
         assert.equal(r.badId, 'INVALID_ARGUMENT');
+        assert.equal(r.loneAppend, 'INVALID_ARGUMENT');
+        assert.equal(r.loneRead, 'INVALID_ARGUMENT');
+        assert.equal(r.pairLength, 1);
         assert.equal(r.cancelled, 'CANCELLED');
         assert.deepEqual(r.many.map((m) => m && m.map((e) => e.seq)), [[1, 3], null, []]);
         assert.equal(r.flush, true);
         assert.deepEqual(r.racing, ['ok', 'ok', 'ok', 'ok', 'ok']);
         assert.deepEqual(r.raced, ['1', '2', '3', '4', '5']);
         assert.deepEqual(r.dup.sort(), ['APPEND_CONFLICT', 'ok']);
-        assert.deepEqual(r.ids, ['a:b/c%d e:0000', 'dup', 'empty', 'race', 's'].sort());
+        assert.deepEqual(r.ids, ['a:b/c%d e:0000', 'dup', 'empty', 'race', 's', 'v-\uD83D\uDE00'].sort());
         assert.deepEqual(r.odd, [1, null]);
         assert.deepEqual(r.prefixed, [null, []]);
       });

@@ -92,6 +92,35 @@ describe('IndexedDBStore', () => {
     await page.close();
   });
 
+  test('a batch that fails at its last event writes nothing (one transaction); ids with lone surrogates are refused', async () => {
+    const page = await openFixture(context, site.url);
+    const r = await page.evaluate(async () => {
+      const { IndexedDBStore } = window.lib;
+      await IndexedDBStore.deleteDatabase('t-atomic');
+      const store = await IndexedDBStore.open('t-atomic');
+      const code = (p) => p.then(() => 'ok', (e) => e.code);
+      // The last event cannot be stored (a function is not cloneable): the transaction aborts whole.
+      const torn = await code(store.append('t', [
+        { seq: 0, type: 'session/start', payload: {} },
+        { seq: 1, type: 'message/input', payload: { text: 'kept?' } },
+        { seq: 2, type: 'message/input', payload: { bad: () => 1 } },
+      ]));
+      const afterTorn = await store.read('t', {});
+      await store.append('t', [{ seq: 0, type: 'session/start', payload: {} }]);
+      const lone = [await code(store.append('v-\uD800', [{ seq: 0, type: 'x', payload: null }])), await code(store.read('v-\uDC00', {}))];
+      await store.append('v-\uD83D\uDE00', [{ seq: 0, type: 'x', payload: null }]);
+      return { torn, afterTorn, length: await store.length('t'), lone, pair: await store.length('v-\uD83D\uDE00'), ids: await store.sessionIds() };
+    });
+    assert.equal(r.torn, 'INVALID_ARGUMENT');
+    assert.equal(r.afterTorn, null, 'nothing of the failed batch landed');
+    assert.equal(r.length, 1, 'the log starts again at seq 0');
+    assert.deepEqual(r.lone, ['INVALID_ARGUMENT', 'INVALID_ARGUMENT']);
+    assert.equal(r.pair, 1);
+    assert.deepEqual(r.ids, ['t', 'v-\uD83D\uDE00']);
+    page.check();
+    await page.close();
+  });
+
   test('concurrent appends: exactly one of two racing at the same seq commits; in-order ones all do', async () => {
     const page = await openFixture(context, site.url);
     const r = await page.evaluate(async () => {

@@ -152,7 +152,16 @@ export class IndexedDBStore {
           return;
         }
         const store = tx.objectStore(EVENTS);
-        for (const row of rows) store.add(row);
+        // One transaction: an event that cannot be stored aborts the whole batch.
+        for (const [i, row] of rows.entries()) {
+          try {
+            store.add(row);
+          } catch (e) {
+            conflict = storeError('INVALID_ARGUMENT', `event [${i}] cannot be stored in IndexedDB (${e?.name ?? 'Error'}); nothing of the batch was written`, e);
+            tx.abort();
+            return;
+          }
+        }
         sessions.put({ sessionId, length: length + rows.length });
       };
       try {
