@@ -182,6 +182,36 @@ fn main() {
         println!();
     }
 
+    if on("team") {
+        // A board of 3,000 creates (one model reply's worth before the tool-call bound), each
+        // followed by an update: the fold every task tool runs.
+        let events: Vec<SessionEvent> = (0..3000u64)
+            .flat_map(|i| {
+                let create = subagent_tree::team::TaskChange {
+                    create: true,
+                    title: Some(format!("task {i}")),
+                    by: "lead".into(),
+                    ..Default::default()
+                };
+                let update = subagent_tree::team::TaskChange {
+                    task_id: format!("task-{}", i + 1),
+                    status: Some("completed".into()),
+                    by: "lead".into(),
+                    ..Default::default()
+                };
+                [
+                    SessionEvent::new(2 * i, subagent_tree::team::TASK_EVENT, create.to_payload()),
+                    SessionEvent::new(2 * i + 1, subagent_tree::team::TASK_EVENT, update.to_payload()),
+                ]
+            })
+            .collect();
+        assert_eq!(subagent_tree::team::fold(&events).len(), 3000);
+        bench("team: fold a board of 3,000 tasks (3,000 creates + 3,000 updates)", "event", 6000, 3, 21, || {
+            black_box(subagent_tree::team::fold(black_box(&events)));
+        });
+        println!();
+    }
+
     if on("catalog") {
         const N: u64 = 100_000;
         let events: Vec<SessionEvent> = (0..N).map(|i| catalog_event(i, i)).collect();
