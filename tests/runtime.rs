@@ -839,6 +839,34 @@ fn a_turn_end_event_carries_the_output_text_its_turn_end_records() {
     assert_eq!(of("b"), [("b".into(), None, None), ("b".into(), Some("completed".into()), None)]);
 }
 
+/// The element shows `parked` from this flag, not from counting messages: a
+/// turn's end says whether an interrupt left unread input waiting.
+#[test]
+fn an_interrupted_turn_end_says_whether_it_left_input_parked() {
+    let h = Harness::wide();
+    let root = h.root();
+    h.host.hold("p");
+    h.host.hold("q");
+    let p = start(&h, spec(&root, Some("p"))).unwrap();
+    let q = start(&h, spec(&root, Some("q"))).unwrap();
+    h.settle();
+    let (rt, r) = (h.rt.clone(), root.clone());
+    h.run(async move { rt.prompt(&r, "p", Value::from("more"), Scheduling::Queue, &Signal::never()).await }).unwrap();
+    for id in [&p.child_id, &q.child_id] {
+        assert!(h.rt.interrupt(id, InterruptAuthority::User).unwrap().signalled);
+    }
+    h.settle();
+    let parked = |who: &str| {
+        h.events.borrow().iter().rev().find_map(|e| match e {
+            RuntimeEvent::Turn { name, stop_reason: Some(_), parked, .. } if name == who => Some(*parked),
+            _ => None,
+        })
+    };
+    assert_eq!(parked("p"), Some(true), "its queued message waits for a waking send");
+    assert_eq!(parked("q"), Some(false), "nothing unread: it settles");
+    assert!(h.rt.is_resident(&p.child_id) && !h.rt.is_resident(&q.child_id));
+}
+
 #[test]
 fn a_turn_waiting_for_input_ends_when_the_rest_of_the_tree_is_quiet_or_on_an_interrupt() {
     use std::cell::RefCell;

@@ -89,11 +89,20 @@ impl Runtime {
             self.append(&member, vec![(event::TURN_END.to_owned(), turn_end_payload(&result, &consumed))]).await;
         let captured = result.structured.is_some();
         let last = recorded.map(|_| result);
-        let done = member.state.borrow_mut().turn_ended(id, last.clone(), captured);
+        let (done, parked) = {
+            let mut st = member.state.borrow_mut();
+            (st.turn_ended(id, last.clone(), captured), st.parked && !st.inbox.is_empty())
+        };
         self.answer(&consumed, &last);
         if let Some(done) = done {
             done.set(());
         }
+        let ended = match ended {
+            RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output, .. } => {
+                RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output, parked }
+            }
+            other => other,
+        };
         self.emit(ended);
         self.tree_changed(&member.root_id);
         self.kick(&member);
@@ -521,6 +530,7 @@ pub(crate) fn turn_event(member: &Member, end: Option<&SubagentResult>) -> Runti
         name: member.full_name.clone(),
         stop_reason: end.map(|r| r.stop_reason.clone()),
         output: end.map(SubagentResult::output_text).filter(|text| !text.is_empty()),
+        parked: false,
     }
 }
 

@@ -118,7 +118,15 @@ pub enum RuntimeEvent {
     Message { root_id: String, session_id: String, name: String, message_id: String, kind: &'static str },
     /// A member's turn started (`stop_reason` is `None`) or ended; `output` is
     /// the ended turn's final text (the `output` its `turn/end` records), if any.
-    Turn { root_id: String, session_id: String, name: String, stop_reason: Option<String>, output: Option<String> },
+    /// `parked` (on end): interrupted, its unread input waits for a waking send.
+    Turn {
+        root_id: String,
+        session_id: String,
+        name: String,
+        stop_reason: Option<String>,
+        output: Option<String>,
+        parked: bool,
+    },
 }
 
 /// A registered provider in an event; equal only to the same registration.

@@ -296,7 +296,7 @@ fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
             set(&obj, "kind", &JsValue::from_str(kind));
             ("subagent/message", obj.into())
         }
-        RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output } => {
+        RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output, parked } => {
             let obj = Object::new();
             set(&obj, "rootSessionId", &JsValue::from_str(root_id));
             set(&obj, "sessionId", &JsValue::from_str(session_id));
@@ -307,6 +307,9 @@ fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
             }
             if let Some(text) = output {
                 set(&obj, "output", &JsValue::from_str(text));
+            }
+            if *parked {
+                set(&obj, "parked", &JsValue::TRUE);
             }
             ("subagent/turn", obj.into())
         }
@@ -1470,6 +1473,8 @@ export interface SubagentTurnEvent {
   stopReason?: SubagentStopReason;
   /** On `end`: the turn's final output as text (what its `turn/end` records), absent when it produced none. */
   output?: string;
+  /** On `end`, `true` when the turn was interrupted and the member's unread input waits for the next message. */
+  parked?: boolean;
 }
 
 /** What each `on(type)` listener receives: `provider-added` the registered provider, `provider-removed` its name. */

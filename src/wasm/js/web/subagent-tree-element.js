@@ -4,7 +4,7 @@
 // root handle back out; rows carry each member's state (`running`, `idle`,
 // `parked`, `settled`, `error`; `inactive` when a listing says only that it is
 // not running) and its last output, and follow `subagent/start`,
-// `subagent/end`, `subagent/turn`, `subagent/message` and `subagent/catalog`
+// `subagent/end`, `subagent/turn` and `subagent/catalog`
 // live, the root row too) or from a
 // store alone (`el.store = store; el.rootId = id`). Text from the tree (names,
 // labels, ids) is only ever set with `textContent`, so untrusted labels stay
@@ -32,9 +32,8 @@ const listDescendants = async (...args) => (await loadLite()).listDescendants(..
 
 // `subagent/turn` covers every turn (the root's too, and ones ended by an
 // interrupt, which emit no `subagent/end`), so activity follows it as well.
-// `subagent/message` counts input that arrived since a turn started: an
-// interrupted turn leaves a member `parked` when some did, else `idle`.
-const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/turn', 'subagent/message', 'subagent/catalog'];
+// A turn's end says whether an interrupt left unread input parked.
+const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/turn', 'subagent/catalog'];
 /** What each shown state means (the badge's tooltip). */
 const STATE_TITLES = {
   running: 'running: a turn (or an external run) is in progress',
@@ -194,7 +193,7 @@ export class SubagentTreeElement extends HTMLElement {
   /** id -> node; `children` is null while a branch is not loaded. */
   #nodes = new Map();
   #activity = new Map();
-  /** id -> { state, pending, output }: what the runtime's events said about each member. */
+  /** id -> { state, output }: what the runtime's events said about each member. */
   #live = new Map();
   #liveRoot = null;
   #rootNode = null;
@@ -556,25 +555,19 @@ export class SubagentTreeElement extends HTMLElement {
     if (type === 'subagent/start') {
       if (typeof detail.id !== 'string') return;
       // An external run works until it ends; a local member is idle until its first turn starts.
-      this.#setState(detail.id, detail.mode === 'external' ? 'running' : 'idle', { pending: 0 });
+      this.#setState(detail.id, detail.mode === 'external' ? 'running' : 'idle');
     } else if (type === 'subagent/end') {
       if (typeof detail.id !== 'string') return;
       this.#setState(detail.id, detail.stopReason === 'error' || detail.error ? 'error' : 'settled');
     } else if (type === 'subagent/turn') {
       if (typeof detail.sessionId !== 'string') return;
       if (detail.phase === 'start') {
-        this.#setState(detail.sessionId, 'running', { pending: 0 }); // a turn takes the whole inbox
+        this.#setState(detail.sessionId, 'running');
       } else {
-        const pending = this.#live.get(detail.sessionId)?.pending ?? 0;
-        const state =
-          detail.stopReason === 'error' ? 'error' : detail.stopReason === 'aborted' && pending > 0 ? 'parked' : 'idle';
+        const state = detail.stopReason === 'error' ? 'error' : detail.parked === true ? 'parked' : 'idle';
         const output = typeof detail.output === 'string' && detail.output !== '' ? detail.output : undefined;
         this.#setState(detail.sessionId, state, output === undefined ? {} : { output });
       }
-    } else if (type === 'subagent/message') {
-      if (typeof detail.sessionId !== 'string') return;
-      const entry = this.#live.get(detail.sessionId);
-      this.#live.set(detail.sessionId, { ...entry, pending: (entry?.pending ?? 0) + 1 });
     } else if (type === CATALOG_EVENT) {
       this.#addChild(detail.parentSessionId, detail.entry);
     }
