@@ -865,6 +865,12 @@ fn an_interrupted_turn_end_says_whether_it_left_input_parked() {
     assert_eq!(parked("p"), Some(true), "its queued message waits for a waking send");
     assert_eq!(parked("q"), Some(false), "nothing unread: it settles");
     assert!(h.rt.is_resident(&p.child_id) && !h.rt.is_resident(&q.child_id));
+    // A listing says the same, for views that were not following the events.
+    let rt = h.rt.clone();
+    let rows = h.run(async move { rt.list_descendants("root", &Signal::never()).await }).unwrap();
+    let rest = |id: &str| rows.iter().find(|r| r.row.id() == id).map(|r| (r.running, r.rest));
+    assert_eq!(rest(&p.child_id), Some((false, Some(subagent_tree::runtime::Rest::Parked))));
+    assert_eq!(rest(&q.child_id), Some((false, None)), "settled: not resident");
 }
 
 #[test]

@@ -471,6 +471,20 @@ describe('<subagent-tree> over a store', () => {
     let receipt = await page.evaluate(() => window.runtime.interrupt('parker', { kind: 'user', root: window.lead }));
     assert.deepEqual(receipt, { signalled: true });
     await stateIs('parker', 'parked');
+    // A fresh element (a reload, a second view) learns idle and parked from the listing alone.
+    const relisted = await page.evaluate(async () => {
+      const fresh = document.createElement('subagent-tree');
+      fresh.runtime = window.runtime;
+      fresh.root = window.lead;
+      document.body.append(fresh);
+      await fresh.ready;
+      const rows = await window.runtime.listDescendants(window.lead.sessionId, {});
+      const parker = rows.find((r) => r.path === 'parker');
+      const shown = fresh.nodeInfo(parker.id).state;
+      fresh.remove();
+      return { row: [parker.activity, parker.state], shown };
+    });
+    assert.deepEqual(relisted, { row: ['inactive', 'parked'], shown: 'parked' });
     // worker had nothing more to read: interrupted, it settles.
     receipt = await page.evaluate(() => window.runtime.interrupt('worker', { kind: 'user', root: window.lead }));
     assert.deepEqual(receipt, { signalled: true });

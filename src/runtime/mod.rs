@@ -258,6 +258,16 @@ pub struct LiveRow {
     pub row: Row,
     /// `true` = `running`: resident and working; says nothing about task completion.
     pub running: bool,
+    /// Resident and not running: `Idle` waits for input, `Parked` holds unread input an
+    /// interrupt parked (`None` when running or not resident).
+    pub rest: Option<Rest>,
+}
+
+/// How a resident member that is not running waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rest {
+    Idle,
+    Parked,
 }
 
 /// The authority an interrupt is admitted under.
@@ -656,8 +666,17 @@ impl Runtime {
         Ok(rows
             .into_iter()
             .map(|row| {
+                let member = st.members.get(row.id()).filter(|m| m.phase() == Phase::Live && !m.is_external());
                 let running = st.members.get(row.id()).is_some_and(|m| m.is_busy());
-                LiveRow { row, running }
+                let rest = member.filter(|_| !running).map(|m| {
+                    let s = m.state.borrow();
+                    if s.parked && !s.inbox.is_empty() {
+                        Rest::Parked
+                    } else {
+                        Rest::Idle
+                    }
+                });
+                LiveRow { row, running, rest }
             })
             .collect())
     }

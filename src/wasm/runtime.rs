@@ -255,6 +255,10 @@ fn result_to_js(r: &SubagentResult) -> JsValue {
 fn live_row_to_js(rows: &mut super::convert::RowsToJs, row: &LiveRow) -> JsValue {
     let obj = rows.row(&row.row);
     let _ = js_sys::Reflect::set(&obj, &"activity".into(), &(if row.running { "running" } else { "inactive" }).into());
+    if let Some(rest) = row.rest {
+        let state = if rest == crate::runtime::Rest::Parked { "parked" } else { "idle" };
+        let _ = js_sys::Reflect::set(&obj, &"state".into(), &state.into());
+    }
     obj
 }
 
@@ -1424,7 +1428,11 @@ export interface SubagentMemberNames {
 }
 
 /** A listing row with live activity (`running` says nothing about task completion). */
-export type LiveRow = Row & { activity: 'running' | 'inactive' };
+/**
+ * `state`, on a resident member that is not running: `idle` (waiting for input) or
+ * `parked` (an interrupt left unread input waiting for the next message).
+ */
+export type LiveRow = Row & { activity: 'running' | 'inactive'; state?: 'idle' | 'parked' };
 
 /** `subagent/start`: a child's run began (a first start or a cold resume). */
 export interface SubagentStartEvent {

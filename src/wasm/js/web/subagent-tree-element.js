@@ -533,7 +533,7 @@ export class SubagentTreeElement extends HTMLElement {
       if (parent.children) parent.children.push(node.id);
       parent.hasChildren = true;
       added.push(node);
-      if (live && (row.activity === 'running' || row.activity === 'inactive')) this.#setListed(row.id, row.activity);
+      if (live && (row.activity === 'running' || row.activity === 'inactive')) this.#setListed(row.id, row.activity, row.state);
     }
     return added;
   }
@@ -590,11 +590,15 @@ export class SubagentTreeElement extends HTMLElement {
     if (node?.li) this.#updateRow(node);
   }
 
-  /** What a listing (or a relayed snapshot) says: running, or only "not running". */
-  #setListed(sessionId, activity) {
+  /**
+   * What a listing (or a relayed snapshot) says: running, or not running, and
+   * for a resident member how it waits (`idle`, `parked`).
+   */
+  #setListed(sessionId, activity, rest) {
     this.#activity.set(sessionId, activity);
     const entry = this.#live.get(sessionId);
     if (activity === 'running') this.#live.set(sessionId, { ...entry, state: 'running' });
+    else if (rest === 'idle' || rest === 'parked') this.#live.set(sessionId, { ...entry, state: rest });
     else if (entry?.state === 'running') this.#live.set(sessionId, { ...entry, state: undefined });
   }
 
