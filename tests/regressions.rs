@@ -576,26 +576,28 @@ fn a_start_that_writes_no_entry_still_sees_a_name_of_unknown_outcome() {
     assert_eq!(catalog_names(&w.store, "root"), ["a"]);
 }
 
+/// A host that "died" mid-turn of child `a`, then a new runtime over the same
+/// store with open-time recovery off (so only the test resumes `a`, whose log
+/// holds a `turn/start` with no end).
+fn restarted_after_a_lost_turn() -> (World, subagent_tree::Activation) {
+    let crashed = world(Rc::new(RefCell::new(vec!["a".to_owned()])));
+    let root = crashed.root();
+    let a = crashed.start(&root, "a"); // its turn never ends
+    crashed.exec.run_idle();
+    let store = crashed.store.clone();
+    drop(crashed);
+    let recovery = subagent_tree::runtime::Recovery::Off;
+    let options = RuntimeOptions { max_depth: 3, capacity: 16, recovery, ..RuntimeOptions::default() };
+    (world_on(store, Rc::default(), options), a)
+}
+
 /// Found by the simulation (seed 34724): a resume dropped while it wrote a
 /// lost turn's `turn/end` (a cancelled caller) dropped that write too, and
 /// left the member resident and idle with nobody to settle it. The record is
 /// now the runtime's own task; the member settles once it lands.
 #[test]
 fn a_resume_dropped_while_it_records_a_lost_turn_still_settles() {
-    let crashed = world(Rc::new(RefCell::new(vec!["a".to_owned()])));
-    let root = crashed.root();
-    let a = crashed.start(&root, "a"); // its turn never ends: the host "dies" here
-    crashed.exec.run_idle();
-    let store = crashed.store.clone();
-    drop(crashed);
-
-    let options = RuntimeOptions {
-        max_depth: 3,
-        capacity: 16,
-        recovery: subagent_tree::runtime::Recovery::Off,
-        ..RuntimeOptions::default()
-    };
-    let w = world_on(store, Rc::default(), options);
+    let (w, a) = restarted_after_a_lost_turn();
     let root = w.root();
     let gate = w.store.gate_append(&a.child_id, event::TURN_END);
     let (rt, r) = (w.rt.clone(), root.clone());
@@ -623,20 +625,7 @@ fn a_resume_dropped_while_it_records_a_lost_turn_still_settles() {
 /// tree may already own. Teardown now waits for writes in flight.
 #[test]
 fn a_drain_waits_for_a_write_in_flight_before_the_tree_is_handed_back() {
-    let crashed = world(Rc::new(RefCell::new(vec!["a".to_owned()])));
-    let root = crashed.root();
-    let a = crashed.start(&root, "a");
-    crashed.exec.run_idle();
-    let store = crashed.store.clone();
-    drop(crashed);
-
-    let options = RuntimeOptions {
-        max_depth: 3,
-        capacity: 16,
-        recovery: subagent_tree::runtime::Recovery::Off,
-        ..RuntimeOptions::default()
-    };
-    let w = world_on(store, Rc::default(), options);
+    let (w, a) = restarted_after_a_lost_turn();
     let root = w.root();
     let gate = w.store.gate_append(&a.child_id, event::TURN_END);
     let (rt, r) = (w.rt.clone(), root.clone());
