@@ -91,6 +91,27 @@ pub fn default_name<S: AsRef<str>>(taken: &[S]) -> AgentName {
     AgentName(format!("{DEFAULT_PREFIX}{n}"))
 }
 
+/// The first `agent-N` with `N >= floor` that `taken` does not hold, and the
+/// new floor: the first `N >= floor` that `committed` does not hold. A caller
+/// that keeps the floor (every `agent-N` below it committed, committed names
+/// never withdrawn) finds default names in time flat in the number of children.
+pub fn first_free_default(
+    floor: usize,
+    committed: impl Fn(&str) -> bool,
+    taken: impl Fn(&str) -> bool,
+) -> (usize, AgentName) {
+    let name = |n: usize| format!("{DEFAULT_PREFIX}{n}");
+    let mut floor = floor.max(1);
+    while committed(&name(floor)) {
+        floor += 1;
+    }
+    let mut n = floor;
+    while taken(&name(n)) {
+        n += 1;
+    }
+    (floor, AgentName(name(n)))
+}
+
 /// `N` of `agent-N` in canonical decimal (no sign, no leading zero).
 fn parse_index(digits: &str) -> Option<usize> {
     if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -190,6 +211,20 @@ mod tests {
         // Non-canonical spellings do not occupy a number.
         assert_eq!(default_name(&["agent-01", "agent-x", "agent-"]).as_str(), "agent-1");
         assert_eq!(default_name(&["agent-99999999999999999999999"]).as_str(), "agent-1");
+    }
+
+    #[test]
+    fn default_names_from_a_kept_floor() {
+        let committed = ["agent-1", "agent-2", "agent-4"];
+        let reserved = ["agent-3"];
+        let is_committed = |n: &str| committed.contains(&n);
+        let is_taken = |n: &str| committed.contains(&n) || reserved.contains(&n);
+        // The floor stops at the first uncommitted number; the name skips reservations too.
+        assert_eq!(first_free_default(1, is_committed, is_taken), (3, AgentName("agent-5".into())));
+        assert_eq!(first_free_default(0, is_committed, |_| false), (3, AgentName("agent-3".into())));
+        // Same answer as the scan over every name.
+        let all: Vec<&str> = committed.iter().chain(&reserved).copied().collect();
+        assert_eq!(first_free_default(1, is_committed, is_taken).1, default_name(&all));
     }
 
     #[test]

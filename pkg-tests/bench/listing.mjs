@@ -13,6 +13,7 @@
 // without readMany (about 12-15 s each); BENCH_RUNS (default 11) for the rest.
 
 import { loadPackage } from './load.mjs';
+import { record } from './results.mjs';
 
 const { lib, from } = await loadPackage();
 const { MemoryStore, listDescendants, projectCatalog } = lib;
@@ -142,21 +143,66 @@ const listings = [
 ];
 for (const { label, latencyMs, batch, warmup, runs } of listings) {
   const store = jsStore(logs, { latencyMs, batch });
-  await bench(`listing 11,110 members: ${label}`, 'member', members, warmup, runs, async () => {
+  const ms = await bench(`listing 11,110 members: ${label}`, 'member', members, warmup, runs, async () => {
     await listOnce(store);
   });
+  record(`listing.${latencyMs}ms.${batch ? 'readMany' : 'read'}`, ms);
   const calls = warmup + runs;
   const trips = (store.stats.read + store.stats.readMany) / calls;
   console.log(
     `${''.padEnd(66)} ${trips} store round trips per listing (${store.stats.read / calls} read, ${store.stats.readMany / calls} readMany)`,
   );
 }
+// The plain-JS reference: level by level (one readMany, or concurrent reads,
+// per level), catalog payloads checked for shape, rows in pre-order with paths.
+async function jsList(store, root) {
+  const kids = new Map();
+  let level = [root];
+  const types = ['subagent/catalog'];
+  while (level.length > 0) {
+    const logsRead = store.readMany
+      ? await store.readMany(level, { types })
+      : await Promise.all(level.map((id) => store.read(id, { types })));
+    const next = [];
+    level.forEach((parent, i) => {
+      const entries = [];
+      for (const e of logsRead[i] ?? []) {
+        const p = e.payload;
+        if (e.type !== 'subagent/catalog' || typeof p?.childId !== 'string') throw new Error('bad catalog entry');
+        entries.push({ id: p.childId, mode: p.mode, label: p.label, name: p.name });
+        next.push(p.childId);
+      }
+      kids.set(parent, entries);
+    });
+    level = next;
+  }
+  const rows = [];
+  const walk = (parent, depth, prefix) => {
+    for (const c of kids.get(parent) ?? []) {
+      const path = prefix === '' ? c.name : `${prefix}/${c.name}`;
+      const children = kids.get(c.id) ?? [];
+      rows.push({ kind: 'child', id: c.id, parentId: parent, depth, mode: c.mode, label: c.label, name: c.name, path, hasChildren: children.length > 0 });
+      walk(c.id, depth + 1, path);
+    }
+  };
+  walk(root, 1, '');
+  return rows;
+}
+for (const { label, latencyMs, batch, warmup, runs } of listings.filter((l) => l.batch || l.latencyMs === 0)) {
+  const store = jsStore(logs, { latencyMs, batch });
+  const ms = await bench(`listing 11,110 members, plain-JS level-by-level: ${label}`, 'member', members, warmup, runs, async () => {
+    const rows = await jsList(store, 'root');
+    if (rows.length !== members) throw new Error(`plain-JS listing gave ${rows.length} rows`);
+  });
+  record(`listing.js.${latencyMs}ms.${batch ? 'readMany' : 'read'}`, ms);
+}
 {
   const store = new MemoryStore();
   for (const [id, events] of logs) await store.append(id, events);
-  await bench('listing 11,110 members: the package MemoryStore (no latency)', 'member', members, 2, RUNS, async () => {
+  const ms = await bench('listing 11,110 members: the package MemoryStore (no latency)', 'member', members, 2, RUNS, async () => {
     await listOnce(store);
   });
+  record('listing.memoryStore', ms);
 }
 console.log();
 
@@ -224,3 +270,5 @@ const jsMs = await bench('catalog: plain-JS strict fold, 100,000 events', 'event
   jsProject(events);
 });
 console.log(`${''.padEnd(66)} projectCatalog / plain-JS fold = ${(wasmMs / jsMs).toFixed(2)}x the time`);
+record('catalog.wasm', wasmMs);
+record('catalog.js', jsMs);

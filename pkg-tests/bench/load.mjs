@@ -1,19 +1,51 @@
 // Loads the package for the benchmarks: as a user imports it when pkg-tests has
 // it installed, else the built pkg/ directly (through its exports map).
+// BENCH_PKG=<dir> loads a built package directory instead (e.g. a copy of an
+// earlier build, for before/after figures).
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
+/** The package directory the benchmarks use, and how it was found. */
+export function packageDir() {
+  if (process.env.BENCH_PKG) return { dir: resolve(process.env.BENCH_PKG), from: `BENCH_PKG=${process.env.BENCH_PKG}` };
+  const installed = join(here, '..', 'node_modules', 'subagent-tree');
+  if (existsSync(join(installed, 'package.json'))) return { dir: installed, from: 'subagent-tree (pkg-tests/node_modules)' };
+  return { dir: join(here, '..', '..', 'pkg'), from: 'pkg/' };
+}
+
+/** The file an export key (`.`, `./lite`) resolves to under a condition (`node`, `browser`, `workerd`). */
+export function entryFile(dir, key = '.', condition = 'node') {
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  let entry = manifest.exports?.[key] ?? (key === '.' ? manifest.module ?? manifest.main : undefined);
+  while (entry && typeof entry === 'object') entry = entry[condition] ?? entry.import ?? entry.default;
+  return (entry ?? 'node.js').replace(/^\.\//, '');
+}
+
+/**
+ * Imports the package's Node entry. `wasmMemory()` reads the size of the
+ * module's linear memory: the package hands out no raw wasm exports, so the
+ * benchmark notes the memory of the instance the entry creates on import.
+ */
 export async function loadPackage() {
-  if (existsSync(join(here, '..', 'node_modules', 'subagent-tree', 'package.json'))) {
-    return { lib: await import('subagent-tree'), from: 'subagent-tree (pkg-tests/node_modules)' };
+  const { dir, from } = packageDir();
+  const entry = entryFile(dir);
+  const memories = [];
+  const Instance = WebAssembly.Instance;
+  WebAssembly.Instance = function BenchInstance(module, imports) {
+    const instance = new Instance(module, imports);
+    for (const value of Object.values(instance.exports)) if (value instanceof WebAssembly.Memory) memories.push(value);
+    return instance;
+  };
+  let lib;
+  try {
+    lib = await import(pathToFileURL(join(dir, entry)).href);
+  } finally {
+    WebAssembly.Instance = Instance;
   }
-  const pkgDir = join(here, '..', '..', 'pkg');
-  const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
-  let entry = manifest.exports?.['.'] ?? manifest.exports ?? manifest.module ?? manifest.main;
-  while (entry && typeof entry === 'object') entry = entry.node ?? entry.import ?? entry.default;
-  entry ??= 'node.js';
-  return { lib: await import(pathToFileURL(join(pkgDir, entry)).href), from: `pkg/${entry}` };
+  if (memories.length !== 1) throw new Error(`expected the entry to instantiate one wasm memory, saw ${memories.length}`);
+  const wasmMemory = () => memories[0].buffer.byteLength;
+  return { lib, from: `${from} ${entry}`, wasmMemory };
 }

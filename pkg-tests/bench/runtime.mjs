@@ -20,11 +20,10 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { execFileSync } from 'node:child_process';
 import { loadPackage } from './load.mjs';
+import { record } from './results.mjs';
 
-const { lib, from } = await loadPackage();
-const { SubagentRuntime, MemoryStore, listDescendants, init } = lib;
-// Already instantiated on import: `init()` hands back the module's exports (for its memory).
-const wasm = await init();
+const { lib, from, wasmMemory } = await loadPackage();
+const { SubagentRuntime, MemoryStore, listDescendants } = lib;
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
 const gc = typeof globalThis.gc === 'function' ? globalThis.gc : null;
@@ -192,7 +191,7 @@ console.log(`heap figures ${gc ? 'after forced GC (--expose-gc)' : 'WITHOUT forc
     return { rt, root: await rt.openRoot({ sessionId: 'root' }) };
   };
   const drain = async ({ rt, root }) => rt.drainDescendants([root]);
-  await bench('spawn: 1,000 children, sequential, default names (agent-N)', 'child', N, {
+  const spawnMs = await bench('spawn: 1,000 children, sequential, default names (agent-N)', 'child', N, {
     setup: setupHeld,
     async run(s) {
       for (let i = 0; i < N; i++) await s.rt.startActivation(spec(s.root));
@@ -200,6 +199,7 @@ console.log(`heap figures ${gc ? 'after forced GC (--expose-gc)' : 'WITHOUT forc
     },
     teardown: drain,
   });
+  record('spawn.bridge.us', (spawnMs * 1e3) / N);
   await bench('spawn: 1,000 children, sequential, explicit names', 'child', N, {
     setup: setupHeld,
     async run(s) {
@@ -267,7 +267,9 @@ console.log(`heap figures ${gc ? 'after forced GC (--expose-gc)' : 'WITHOUT forc
         `min ${fmt(Math.min(...toTurn) * 1e3, 1)} | send resolved: median ${fmt(median(toAccept) * 1e3, 1)} µs  (${toTurn.length} samples)`,
     );
   await measure(root, worker.childId, 'worker', 200);
-  report('message: lead -> idle child worker', await measure(root, worker.childId, 'worker', 2_000));
+  const lead = await measure(root, worker.childId, 'worker', 2_000);
+  report('message: lead -> idle child worker', lead);
+  record('message.bridge.us', median(lead.toTurn) * 1e3);
   report('message: worker/keeper (running) -> idle root lead', await measure(keeper.agent, 'root', 'lead', 2_000));
   await rt.drainDescendants([root]);
   console.log();
@@ -284,12 +286,12 @@ async function residentMemory(n, kind) {
   await rt.startActivation(spec(root, 'warm-up')); // first-call allocations out of the figure
   await macrotask();
   const heap0 = heap();
-  const wasm0 = wasm.memory.buffer.byteLength;
+  const wasm0 = wasmMemory();
   const held = [];
   for (let i = 0; i < n; i++) held.push(await rt.startActivation(spec(root, `worker-${i}`)));
   await macrotask();
   const heap1 = heap();
-  const wasm1 = wasm.memory.buffer.byteLength;
+  const wasm1 = wasmMemory();
   return { heapPer: (heap1 - heap0) / n, wasmPer: (wasm1 - wasm0) / n, wasmTotal: wasm1, held: held.length };
 }
 

@@ -14,6 +14,7 @@
 //! | `deliver.rs` | `send_message`, `prompt`, `ask`, `reopen`, `interrupt`, cold resume |
 //! | `lifecycle.rs` | the driver of turns and settlement: teardown, drain, tree work, quiescence |
 //! | `recovery.rs` | lost turns (`turn/start` with no end) and open-time recovery |
+//! | `kept.rs` | what a resume needs, kept: rows, log summaries, default-name floors |
 //!
 //! The rest of this file is the runtime's I/O around those machines: the
 //! store, providers, host and listeners. A member outside residency is
@@ -23,6 +24,7 @@
 //! catalog entry commits or its startup fails.
 
 mod deliver;
+mod kept;
 mod lifecycle;
 mod machine;
 mod member;
@@ -229,6 +231,8 @@ pub(crate) struct Inner {
     pub listeners: RefCell<Vec<(u64, Option<String>, Listener)>>,
     pub flush_listeners: RefCell<Vec<(u64, FlushListener)>>,
     pub next_token: Cell<u64>,
+    /// What a resume needs, kept (`kept.rs`).
+    pub kept: RefCell<kept::Kept>,
 }
 
 /// The runtime; clones share one state.
@@ -302,6 +306,7 @@ impl Runtime {
             listeners: RefCell::default(),
             flush_listeners: RefCell::default(),
             next_token: Cell::new(1),
+            kept: RefCell::default(),
         }));
         if builtin {
             let store = runtime.0.store.clone();
@@ -733,9 +738,7 @@ impl Runtime {
 
     /// Reads what residency needs from a session's log.
     pub(crate) async fn load_log(&self, id: &str) -> Result<LoadedLog> {
-        let query = ReadQuery::default();
-        let events = self.0.store.read(id, &query).await?.unwrap_or_default();
-        LoadedLog::from_events(id, &events)
+        self.load_log_kept(id).await
     }
 
     /// Appends events to a resident member's log, in order, assigning seqs.

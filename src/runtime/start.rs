@@ -284,11 +284,12 @@ impl Runtime {
                 }
                 name
             }
-            None => {
-                let taken: Vec<&str> =
-                    committed.iter().map(String::as_str).chain(reserved.iter().map(String::as_str)).collect();
-                name::default_name(&taken)
-            }
+            // From the creator's kept floor: flat in the number of children it has had.
+            None => self.default_name_kept(
+                &parent.id,
+                |n| committed.contains(n),
+                |n| committed.contains(n) || reserved.iter().any(|r| r == n),
+            ),
         };
         drop(committed);
         let child_id = if local {
@@ -432,7 +433,7 @@ impl Runtime {
             ("delivery", Some(Value::from(spec.delivery.as_str()))),
         ]);
         let mut events = seed;
-        events.push(SessionEvent::new(inherited, event::SESSION_START, start));
+        events.push(SessionEvent::new(inherited, event::SESSION_START, start.clone()));
         events.push(SessionEvent::new(inherited + 1, event::MESSAGE, super::deliver::message_payload(&first)));
         let log_len = events.len() as u64;
         // Until publication the caller's cancellation owns the start, even while the store
@@ -449,6 +450,8 @@ impl Runtime {
             name: Some(admission.name.clone()),
         };
         self.publish(admission, &entry).await?;
+
+        self.keep_published(&child_id, log_len, inherited, &admission.cwd, &start, &first);
 
         let settlement = Settlement::new(spec.delivery);
         let place = Placement { id: &child_id, full_name: &full_name, path, next_seq: log_len };
@@ -555,6 +558,7 @@ impl Runtime {
         // Caller delivery keeps no catalog entry, so its name is not committed.
         if spec.delivery == Delivery::Caller {
             admission.parent.child_names.borrow_mut().remove(admission.name.as_str());
+            self.reset_default_floor(&admission.parent.id);
         }
         self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::External)));
         self.watch_run(&member);
