@@ -2,21 +2,33 @@
 //! same at the 10,000th as at the first (issue 15).
 //!
 //! Without it, every message to a member that settled between messages
-//! re-lists its whole tree and re-reads its whole log, and every default name
-//! scans all of a parent's names. This module keeps, per runtime:
+//! re-reads its whole log, and every default name scans all of a parent's
+//! names. This module keeps, per runtime:
 //!
 //! - **logs**: what residency needs from a log's first `len` events (the
 //!   catalog's names, the directory, the start marker, pending input, the
 //!   last turn). Logs are append-only (the store contract), so a later load
-//!   reads only the events from `len` on (`fromSeq`) and folds them in.
+//!   reads only from `len - 1` on (`fromSeq`) and folds in the events past
+//!   `len`; the one event of overlap must read back as the summary saw it.
 //! - **default-name floors**: per creator, a number below which every
 //!   `agent-N` is committed, so the first free default name is found without
 //!   scanning the creator's names.
 //!
-//! Everything here is a cache, never an authority: a member missing from it
-//! (never seen, or dropped when a cache reached its bound) takes the full
-//! path, and the tail read re-checks that the log still continues at `len`.
-//! A kept load makes exactly the one read a full load makes.
+//! Everything here is a cache, never an authority: a session missing from it
+//! (never seen, or evicted) takes the full path. At most [`MAX_KEPT`]
+//! sessions are kept; past it the least recently used quarter is dropped, so
+//! a runtime's memory stays bounded over any number of spawns and messages.
+//!
+//! A summary is stale when the log no longer continues it: shorter than
+//! `len`, gone, or another event at `len - 1` (a store replaced or restored
+//! under the runtime). The tail read finds that and the load falls back to a
+//! full read (a second read, only then). Events another writer appended past
+//! `len` (another runtime over the same store) are no staleness: the tail
+//! folds them in like our own.
+//!
+//! The fold gives the state a full read gives, but for one case no correct
+//! writer produces: a message re-appended with the id of one that a turn
+//! before `len` consumed counts as pending again (a full read drops it).
 //!
 //! Not kept yet: listing rows. A cold resume still lists its tree to find the
 //! member's row (cost linear in the tree's size, not in the member's log).
@@ -27,28 +39,98 @@ use crate::error::Result;
 use crate::event::{self, SessionEvent};
 use crate::json::Value;
 use crate::store::ReadQuery;
+use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
-/// Entries kept at most; past it the cache starts afresh (a floor lost costs one scan).
-const MAX_LOGS: usize = 16_384;
+/// Sessions kept at most; past it the least recently used quarter is dropped
+/// (a summary lost costs one full read, a floor lost one scan of names).
+pub(crate) const MAX_KEPT: usize = 2_048;
 
 #[derive(Default)]
 pub(crate) struct Kept {
     /// Session id -> its log summary and, as a creator, its default-name floor
     /// (every `agent-N` with `N` below it is committed). One map: less wasm.
     logs: HashMap<String, Entry>,
+    /// The last use stamped on an entry (the least recently used go first).
+    clock: u64,
 }
 
 #[derive(Default)]
 struct Entry {
     log: Option<LogSummary>,
     floor: usize,
+    used: u64,
+}
+
+impl Kept {
+    /// The entry of `id`, stamped as just used; a new one may first evict.
+    fn entry(&mut self, id: &str) -> &mut Entry {
+        self.clock += 1;
+        if self.logs.len() >= MAX_KEPT && !self.logs.contains_key(id) {
+            // The least recently used quarter: one pass per MAX_KEPT / 4 inserts.
+            let mut used: Vec<u64> = self.logs.values().map(|e| e.used).collect();
+            let cutoff = *used.select_nth_unstable(MAX_KEPT / 4).1;
+            self.logs.retain(|_, e| e.used > cutoff);
+        }
+        let clock = self.clock;
+        let e = self.logs.entry(id.to_owned()).or_default();
+        e.used = clock;
+        e
+    }
+
+    /// The kept summary of `id`, if any (stamped as used).
+    fn summary(&mut self, id: &str) -> Option<LogSummary> {
+        self.clock += 1;
+        let clock = self.clock;
+        let e = self.logs.get_mut(id)?;
+        e.used = clock;
+        e.log.clone()
+    }
+}
+
+/// A fingerprint of one event: the summary's last event must read back the same.
+pub(crate) fn fingerprint(e: &SessionEvent) -> u64 {
+    fn value(v: &Value, h: &mut DefaultHasher) {
+        match v {
+            Value::Null => h.write_u8(0),
+            Value::Bool(b) => h.write_u8(1 + u8::from(*b)),
+            Value::Number(n) => {
+                h.write_u8(3);
+                h.write_u64(n.to_bits());
+            }
+            Value::String(s) => {
+                h.write_u8(4);
+                s.hash(h);
+            }
+            Value::Array(items) => {
+                h.write_u8(5);
+                h.write_usize(items.len());
+                items.iter().for_each(|i| value(i, h));
+            }
+            Value::Object(entries) => {
+                h.write_u8(6);
+                h.write_usize(entries.len());
+                for (k, v) in entries {
+                    k.hash(h);
+                    value(v, h);
+                }
+            }
+        }
+    }
+    let mut h = DefaultHasher::new();
+    e.seq.hash(&mut h);
+    e.kind.hash(&mut h);
+    value(&e.payload, &mut h);
+    h.finish()
 }
 
 /// What residency needs from the first `len` events of a log.
 #[derive(Clone)]
 struct LogSummary {
     len: u64,
+    /// [`fingerprint`] of the event at `len - 1` (none when `len` is 0).
+    last: Option<u64>,
     inherited: u64,
     child_names: HashSet<String>,
     cwd: Option<String>,
@@ -59,9 +141,10 @@ struct LogSummary {
 }
 
 impl LogSummary {
-    fn of(log: &LoadedLog, inherited: u64) -> LogSummary {
+    fn of(log: &LoadedLog, inherited: u64, last: Option<&SessionEvent>) -> LogSummary {
         LogSummary {
             len: log.len,
+            last: last.map(fingerprint),
             inherited,
             child_names: log.child_names.clone(),
             cwd: log.cwd.clone(),
@@ -117,63 +200,102 @@ impl LogSummary {
             self.parked = super::parked(tail, self.inherited);
         }
         self.len += tail.len() as u64;
+        if let Some(e) = tail.last() {
+            self.last = Some(fingerprint(e));
+        }
         Ok(())
     }
 }
 
 impl Runtime {
     /// Reads what residency needs from a session's log: only the events a kept
-    /// summary has not seen, else the whole log (and keeps the summary).
+    /// summary has not seen (and the one before, to check it), else the whole
+    /// log (and keeps the summary).
     pub(crate) async fn load_log_kept(&self, id: &str) -> Result<LoadedLog> {
-        let summary = self.0.kept.borrow().logs.get(id).and_then(|e| e.log.clone());
-        if let Some(mut summary) = summary {
-            let query = ReadQuery { from_seq: summary.len, ..ReadQuery::default() };
-            // One read, as a full load makes: what it returns decides, never a second read.
-            let Some(events) = self.0.store.read(id, &query).await? else {
-                return LoadedLog::from_events(id, &[]); // the session is gone: as a full load finds it
-            };
-            // Stores may ignore `fromSeq`: readers re-check it.
-            let tail: Vec<SessionEvent> = events.into_iter().filter(|e| e.seq >= summary.len).collect();
-            if let Some((i, e)) = tail.iter().enumerate().find(|(i, e)| e.seq != summary.len + *i as u64) {
-                return Err(crate::err!(
-                    NotResumable,
-                    "session {id:?} has a broken log: event {} carries seq {}",
-                    summary.len + i as u64,
-                    e.seq
-                ));
-            }
-            // A new start marker may move the inherited prefix: only a full read knows.
-            if !tail.iter().any(|e| e.kind == event::SESSION_START) {
-                summary.fold(&tail)?;
-                let loaded = summary.loaded();
-                self.keep_log(id, summary);
+        let summary = self.0.kept.borrow_mut().summary(id);
+        if let Some(summary) = summary {
+            if let Some(loaded) = self.load_tail(id, summary).await? {
                 return Ok(loaded);
             }
         }
         let events = self.0.store.read(id, &ReadQuery::default()).await?.unwrap_or_default();
         let loaded = LoadedLog::from_events(id, &events)?;
-        self.keep_log(id, LogSummary::of(&loaded, event::inherited_event_count(&events)));
+        self.keep_log(id, LogSummary::of(&loaded, event::inherited_event_count(&events), events.last()));
         Ok(loaded)
     }
 
-    fn keep_log(&self, id: &str, summary: LogSummary) {
-        self.entry(id, |e| e.log = Some(summary));
+    /// The load from a kept summary, or `None` when the summary is stale (or
+    /// the tail holds a new start marker): then only a full read knows.
+    async fn load_tail(&self, id: &str, mut summary: LogSummary) -> Result<Option<LoadedLog>> {
+        let from = summary.len.saturating_sub(1);
+        let query = ReadQuery { from_seq: from, ..ReadQuery::default() };
+        let Some(events) = self.0.store.read(id, &query).await? else {
+            return Ok(None); // the session is gone
+        };
+        // Stores may ignore `fromSeq`: readers re-check it.
+        let mut tail: Vec<SessionEvent> = events.into_iter().filter(|e| e.seq >= from).collect();
+        if let Some(last) = summary.last {
+            // The log must still hold the event the summary saw last, unchanged.
+            if tail.first().is_none_or(|e| e.seq != from || fingerprint(e) != last) {
+                return Ok(None);
+            }
+            tail.remove(0);
+        }
+        if let Some((i, e)) = tail.iter().enumerate().find(|(i, e)| e.seq != summary.len + *i as u64) {
+            return Err(crate::err!(
+                NotResumable,
+                "session {id:?} has a broken log: event {} carries seq {}",
+                summary.len + i as u64,
+                e.seq
+            ));
+        }
+        // A new start marker may move the inherited prefix.
+        if tail.iter().any(|e| e.kind == event::SESSION_START) {
+            return Ok(None);
+        }
+        summary.fold(&tail)?;
+        let loaded = summary.loaded();
+        self.keep_log(id, summary);
+        Ok(Some(loaded))
     }
 
-    fn entry(&self, id: &str, f: impl FnOnce(&mut Entry)) {
-        let mut kept = self.0.kept.borrow_mut();
-        if kept.logs.len() >= MAX_LOGS && !kept.logs.contains_key(id) {
-            kept.logs.clear();
-        }
-        f(kept.logs.entry(id.to_owned()).or_default());
+    fn keep_log(&self, id: &str, summary: LogSummary) {
+        self.0.kept.borrow_mut().entry(id).log = Some(summary);
+    }
+
+    /// At most this many sessions are kept (tests: the bound).
+    #[doc(hidden)]
+    pub const MAX_KEPT: usize = MAX_KEPT;
+
+    /// How many sessions this runtime keeps a summary or floor for (tests: the bound).
+    #[doc(hidden)]
+    pub fn kept_sessions(&self) -> usize {
+        self.0.kept.borrow().logs.len()
+    }
+
+    /// What a resume would take from a session's log, as text, read as a
+    /// resume reads it (through a kept summary, keeping what it read). Tests
+    /// compare it with a fresh runtime's, i.e. a full read.
+    #[doc(hidden)]
+    pub async fn resume_state(&self, id: &str) -> Result<String> {
+        let log = self.load_log_kept(id).await?;
+        let mut names: Vec<&String> = log.child_names.iter().collect();
+        names.sort();
+        Ok(format!(
+            "len {} names {names:?} cwd {:?} start {:?} pending {:?} lost {:?} parked {}",
+            log.len, log.cwd, log.start, log.pending, log.lost_turn, log.parked
+        ))
     }
 
     /// Keeps the log summary of a child this runtime just published (its
-    /// first resume then reads only what it wrote while resident).
+    /// first resume then reads only what it wrote while resident); `last` is
+    /// the [`fingerprint`] of the last event written.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn keep_published(
         &self,
         child_id: &str,
         log_len: u64,
+        last: u64,
         inherited: u64,
         cwd: &str,
         start: &Value,
@@ -181,6 +303,7 @@ impl Runtime {
     ) {
         let summary = LogSummary {
             len: log_len,
+            last: Some(last),
             inherited,
             child_names: HashSet::new(),
             cwd: Some(cwd.to_owned()),
@@ -201,9 +324,10 @@ impl Runtime {
         committed: impl Fn(&str) -> bool,
         taken: impl Fn(&str) -> bool,
     ) -> crate::name::AgentName {
-        let floor = self.0.kept.borrow().logs.get(parent_id).map_or(1, |e| e.floor);
-        let (floor, name) = crate::name::first_free_default(floor, committed, taken);
-        self.entry(parent_id, |e| e.floor = floor);
+        let mut kept = self.0.kept.borrow_mut();
+        let entry = kept.entry(parent_id);
+        let (floor, name) = crate::name::first_free_default(entry.floor, committed, taken);
+        entry.floor = floor;
         name
     }
 

@@ -436,6 +436,7 @@ impl Runtime {
         events.push(SessionEvent::new(inherited, event::SESSION_START, start.clone()));
         events.push(SessionEvent::new(inherited + 1, event::MESSAGE, super::deliver::message_payload(&first)));
         let log_len = events.len() as u64;
+        let last = events.last().map_or(0, super::kept::fingerprint);
         // Until publication the caller's cancellation owns the start, even while the store
         // writes: a log that lands after an abort has no catalog fact, so it is never listed.
         let written = self.0.store.append(&child_id, events);
@@ -451,7 +452,7 @@ impl Runtime {
         };
         self.publish(admission, &entry).await?;
 
-        self.keep_published(&child_id, log_len, inherited, &admission.cwd, &start, &first);
+        self.keep_published(&child_id, log_len, last, inherited, &admission.cwd, &start, &first);
 
         let settlement = Settlement::new(spec.delivery);
         let place = Placement { id: &child_id, full_name: &full_name, path, next_seq: log_len };

@@ -1,0 +1,290 @@
+//! Kept log summaries (issue 15, src/runtime/kept.rs): a resume through a kept
+//! summary takes exactly what a full read takes, a stale summary is found and
+//! a full read taken instead, and what a runtime keeps stays bounded.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod runtime_support;
+
+use runtime_support::TestHost;
+use std::cell::RefCell;
+use std::future::Future;
+use std::rc::Rc;
+use subagent_tree::event::SessionEvent;
+use subagent_tree::exec::{LocalBoxFuture, LocalExecutor};
+use subagent_tree::json::Value;
+use subagent_tree::runtime::{InterruptAuthority, Scheduling};
+use subagent_tree::store::{ReadResult, Store};
+use subagent_tree::testkit;
+use subagent_tree::{ActivationSpec, Agent, MemoryStore, ReadQuery, Result, Runtime, RuntimeOptions, Signal};
+
+/// A store over a `MemoryStore` that can be swapped for another (a store
+/// replaced or restored under a running runtime), recording each read's `fromSeq`.
+struct SwapStore {
+    inner: RefCell<Rc<MemoryStore>>,
+    reads: RefCell<Vec<(String, u64)>>,
+}
+
+impl SwapStore {
+    fn new(inner: Rc<MemoryStore>) -> Rc<SwapStore> {
+        Rc::new(SwapStore { inner: RefCell::new(inner), reads: RefCell::default() })
+    }
+
+    fn inner(&self) -> Rc<MemoryStore> {
+        self.inner.borrow().clone()
+    }
+
+    /// The `fromSeq` of every read of `id` since the last call.
+    fn reads_of(&self, id: &str) -> Vec<u64> {
+        let reads = std::mem::take(&mut *self.reads.borrow_mut());
+        reads.into_iter().filter(|(s, _)| s == id).map(|(_, f)| f).collect()
+    }
+}
+
+impl Store for SwapStore {
+    fn append<'a>(&'a self, session: &'a str, events: Vec<SessionEvent>) -> LocalBoxFuture<'a, Result<()>> {
+        let inner = self.inner();
+        Box::pin(async move { inner.append_now(session, events) })
+    }
+
+    fn read<'a>(&'a self, session: &'a str, query: &'a ReadQuery) -> LocalBoxFuture<'a, ReadResult> {
+        self.reads.borrow_mut().push((session.to_owned(), query.from_seq));
+        let inner = self.inner();
+        Box::pin(async move { Ok(inner.read_now(session, query)) })
+    }
+}
+
+struct Setup {
+    exec: LocalExecutor,
+    store: Rc<SwapStore>,
+    host: TestHost,
+    rt: Runtime,
+}
+
+fn options() -> RuntimeOptions {
+    RuntimeOptions { max_depth: 4, capacity: 64, ..RuntimeOptions::default() }
+}
+
+impl Setup {
+    fn over(store: Rc<SwapStore>, prefix: &str) -> Setup {
+        let exec = LocalExecutor::new();
+        let host = TestHost::default();
+        let rt = testkit::runtime(store.clone(), Rc::new(host.clone()), &exec, prefix, options());
+        Setup { exec, store, host, rt }
+    }
+
+    fn run<T: 'static>(&self, fut: impl Future<Output = T> + 'static) -> T {
+        self.exec.run_until(fut).expect("the future stalled")
+    }
+
+    fn root(&self) -> Agent {
+        let rt = self.rt.clone();
+        self.run(async move { rt.open_root(Some("root".into()), Some("/work".into())).await.unwrap() })
+    }
+
+    fn spawn(&self, parent: &Agent, name: Option<&str>) -> String {
+        let spec = ActivationSpec::new("spawn", parent, "a task", "please do it");
+        let spec = match name {
+            Some(n) => spec.named(n),
+            None => spec,
+        };
+        let rt = self.rt.clone();
+        let a = self.run(async move { rt.start_activation(spec).await }).unwrap();
+        a.child_id.clone()
+    }
+
+    fn send(&self, from: &Agent, to: &str, text: &str) {
+        let (rt, from, to, text) = (self.rt.clone(), from.clone(), to.to_owned(), text.to_owned());
+        self.run(async move { rt.send_message(&from, &to, Value::from(text.as_str()), &Signal::never()).await })
+            .unwrap();
+    }
+
+    fn queue(&self, from: &Agent, to: &str, text: &str) {
+        let (rt, from, to, text) = (self.rt.clone(), from.clone(), to.to_owned(), text.to_owned());
+        self.run(async move {
+            rt.prompt(&from, &to, Value::from(text.as_str()), Scheduling::Queue, &Signal::never()).await
+        })
+        .unwrap();
+    }
+
+    fn state(&self, id: &str) -> String {
+        let (rt, id) = (self.rt.clone(), id.to_owned());
+        self.run(async move { rt.resume_state(&id).await.unwrap() })
+    }
+}
+
+/// What a full read gives: a fresh runtime over the same store keeps nothing yet.
+fn full_read_state(store: &Rc<SwapStore>, id: &str) -> String {
+    let fresh = Setup::over(SwapStore::new(store.inner()), "fresh");
+    fresh.state(id)
+}
+
+#[test]
+fn a_resume_through_a_kept_summary_takes_what_a_full_read_takes() {
+    let s = Setup::over(SwapStore::new(Rc::new(MemoryStore::new())), "a");
+    let root = s.root();
+    let worker = s.spawn(&root, Some("worker"));
+    s.exec.run_idle();
+    let mut tail_reads = 0;
+    for i in 0..30 {
+        match i % 6 {
+            // A held turn: the log shows a turn that started and has not ended.
+            2 => {
+                let gate = s.host.hold("worker");
+                s.send(&root, &worker, &format!("message {i}"));
+                s.exec.run_idle();
+                s.queue(&root, &worker, &format!("queued {i}"));
+                assert_eq!(s.state(&worker), full_read_state(&s.store, &worker), "mid-turn, step {i}");
+                // Interrupted: the queued message stays pending, parked.
+                s.rt.interrupt(&worker, InterruptAuthority::User).unwrap();
+                s.exec.run_idle();
+                drop(gate);
+                s.host.open("worker");
+            }
+            // More children under the root (its catalog grows) and under the worker's name space.
+            4 => {
+                s.spawn(&root, None);
+                s.spawn(&root, Some(&format!("helper-{i}")));
+                s.exec.run_idle();
+            }
+            _ => {
+                s.send(&root, &worker, &format!("message {i}"));
+                s.exec.run_idle();
+            }
+        }
+        s.store.reads_of(&worker);
+        let kept = s.state(&worker);
+        let reads = s.store.reads_of(&worker);
+        assert_eq!(reads.len(), 1, "one read, step {i}: {reads:?}");
+        tail_reads += usize::from(reads[0] > 0);
+        assert_eq!(kept, full_read_state(&s.store, &worker), "worker, step {i}");
+        assert_eq!(s.state("root"), full_read_state(&s.store, "root"), "root, step {i}");
+    }
+    assert_eq!(tail_reads, 30, "every load after the first read only the tail");
+    // The worker's turns saw every message once, in order, as without summaries.
+    let inputs: Vec<Vec<String>> = s.host.turns_of("worker").into_iter().map(|t| t.input).collect();
+    assert_eq!(inputs.iter().flatten().filter(|m| m.starts_with("queued")).count(), 5, "{inputs:?}");
+}
+
+#[test]
+fn events_another_runtime_appended_are_folded_in() {
+    let store = SwapStore::new(Rc::new(MemoryStore::new()));
+    let a = Setup::over(store.clone(), "a");
+    let root = a.root();
+    let worker = a.spawn(&root, Some("worker"));
+    a.exec.run_idle();
+    a.send(&root, &worker, "from a");
+    a.exec.run_idle();
+    a.state(&worker);
+    let seen = store.inner().len(&worker);
+
+    // Another runtime over the same store messages the worker and spawns under it.
+    {
+        let b = Setup::over(SwapStore::new(store.inner()), "b");
+        let b_root = b.root();
+        b.send(&b_root, &worker, "from b");
+        b.exec.run_idle();
+        assert_eq!(b.host.turns_of("worker").len(), 1);
+    }
+    assert!(store.inner().len(&worker) > seen, "b appended to the worker's log");
+    store.reads_of(&worker);
+    assert_eq!(a.state(&worker), full_read_state(&store, &worker));
+    assert_eq!(store.reads_of(&worker), [seen - 1], "one tail read from the last event a saw");
+    // And the next message from a continues the log where b left it.
+    a.send(&root, &worker, "from a again");
+    a.exec.run_idle();
+    let turns = a.host.turns_of("worker");
+    assert_eq!(turns.last().unwrap().input, ["from a again"]);
+    assert_eq!(a.state(&worker), full_read_state(&store, &worker));
+}
+
+/// A copy of `from` where `id`'s log is rebuilt by `f`.
+fn replaced(from: &MemoryStore, id: &str, f: impl Fn(Vec<SessionEvent>) -> Vec<SessionEvent>) -> Rc<MemoryStore> {
+    let to = Rc::new(MemoryStore::new());
+    for s in from.sessions() {
+        let events = from.read_now(&s, &ReadQuery::default()).unwrap();
+        let events = if s == id { f(events) } else { events };
+        to.append_now(&s, events).unwrap();
+    }
+    to
+}
+
+#[test]
+fn a_stale_summary_is_found_and_a_full_read_taken_instead() {
+    let store = SwapStore::new(Rc::new(MemoryStore::new()));
+    let s = Setup::over(store.clone(), "a");
+    let root = s.root();
+    let worker = s.spawn(&root, Some("worker"));
+    s.exec.run_idle();
+    for i in 0..3 {
+        s.send(&root, &worker, &format!("message {i}"));
+        s.exec.run_idle();
+    }
+    s.state(&worker);
+    let len = store.inner().len(&worker);
+    let original = replaced(&store.inner(), &worker, |log| log);
+
+    // The store is restored from an older copy: the worker's log is shorter.
+    let older = replaced(&store.inner(), &worker, |mut log| {
+        log.truncate(log.len() - 3);
+        log
+    });
+    *store.inner.borrow_mut() = older;
+    store.reads_of(&worker);
+    assert_eq!(s.state(&worker), full_read_state(&store, &worker), "shorter log");
+    assert_eq!(store.reads_of(&worker), [len - 1, 0], "the tail read found it stale, then a full read");
+
+    // Same length, another last event (a log rewritten under the runtime).
+    let len = store.inner().len(&worker);
+    let rewritten = replaced(&store.inner(), &worker, |mut log| {
+        let last = log.pop().unwrap();
+        log.push(SessionEvent::new(last.seq, "test/other", Value::from("rewritten")));
+        log
+    });
+    *store.inner.borrow_mut() = rewritten;
+    assert_eq!(s.state(&worker), full_read_state(&store, &worker), "rewritten last event");
+    assert_eq!(store.reads_of(&worker), [len - 1, 0]);
+
+    // Gone altogether: as a full read finds it (an empty log).
+    let without = Rc::new(MemoryStore::new());
+    *store.inner.borrow_mut() = without;
+    assert_eq!(s.state(&worker), full_read_state(&store, &worker), "gone");
+
+    // Back to the log as it was: a message resumes the worker and its turn
+    // writes where the log really ends (a stale length would conflict).
+    *store.inner.borrow_mut() = original;
+    s.send(&root, &worker, "after the restore");
+    s.exec.run_idle();
+    assert_eq!(s.host.turns_of("worker").last().unwrap().input, ["after the restore"]);
+    assert_eq!(s.state(&worker), full_read_state(&store, &worker));
+}
+
+#[test]
+fn what_a_runtime_keeps_stays_bounded() {
+    let store = SwapStore::new(Rc::new(MemoryStore::new()));
+    let s = Setup::over(store.clone(), "a");
+    let root = s.root();
+    let first = s.spawn(&root, None);
+    s.exec.run_idle();
+    let max = Runtime::MAX_KEPT;
+    let mut peak = 0;
+    // Spawn/settle cycles under one root, well past the bound.
+    for _ in 0..max + max / 2 {
+        s.spawn(&root, None);
+        s.exec.run_idle();
+        peak = peak.max(s.rt.kept_sessions());
+    }
+    assert!(peak <= max, "kept {peak} > {max}");
+    assert!(s.rt.kept_sessions() > max / 2, "eviction drops only a part");
+    // Default names stayed dense with the root's floor kept (it is used on every spawn).
+    let names: Vec<String> =
+        s.host.0.turns.borrow().iter().map(|t| t.name.clone()).filter(|n| n.starts_with("agent-")).collect();
+    assert_eq!(names.last().map(String::as_str), Some(format!("agent-{}", max + max / 2 + 1).as_str()));
+    // An evicted summary only means a full read, and the first child still resumes.
+    store.reads_of(&first);
+    assert_eq!(s.state(&first), full_read_state(&store, &first));
+    assert_eq!(store.reads_of(&first), [0], "evicted: one full read");
+    s.send(&root, &first, "still there?");
+    s.exec.run_idle();
+    assert_eq!(s.host.turns_of("agent-1").last().unwrap().input, ["still there?"]);
+    assert_eq!(s.state(&first), full_read_state(&store, &first));
+}
