@@ -16,8 +16,8 @@
 //!
 //! Everything here is a cache, never an authority: a session missing from it
 //! (never seen, or evicted) takes the full path. At most [`MAX_KEPT`]
-//! sessions are kept; past it the least recently used quarter is dropped, so
-//! a runtime's memory stays bounded over any number of spawns and messages.
+//! sessions are kept, the least recently used dropped first, so a
+//! runtime's memory stays bounded over any number of spawns and messages.
 //!
 //! A summary is stale when the log no longer continues it: shorter than
 //! `len`, gone, or another event at `len - 1` (a store replaced or restored
@@ -43,49 +43,50 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
-/// Sessions kept at most; past it the least recently used quarter is dropped
-/// (a summary lost costs one full read, a floor lost one scan of names).
+/// Sessions kept at most, in two generations of half as many: when the
+/// newer one is full it becomes the older one and the older one is dropped;
+/// a session used again moves to the newer one. So what was used recently
+/// stays (a summary lost costs one full read, a floor lost one scan of names).
 pub(crate) const MAX_KEPT: usize = 2_048;
 
 #[derive(Default)]
 pub(crate) struct Kept {
     /// Session id -> its log summary and, as a creator, its default-name floor
     /// (every `agent-N` with `N` below it is committed). One map: less wasm.
-    logs: HashMap<String, Entry>,
-    /// The last use stamped on an entry (the least recently used go first).
-    clock: u64,
+    now: HashMap<String, Entry>,
+    /// The generation before `now`, dropped when `now` is full again.
+    old: HashMap<String, Entry>,
 }
 
 #[derive(Default)]
 struct Entry {
     log: Option<LogSummary>,
     floor: usize,
-    used: u64,
 }
 
 impl Kept {
-    /// The entry of `id`, stamped as just used; a new one may first evict.
+    /// The entry of `id` in the newer generation (moved there, or new).
     fn entry(&mut self, id: &str) -> &mut Entry {
-        self.clock += 1;
-        if self.logs.len() >= MAX_KEPT && !self.logs.contains_key(id) {
-            // The least recently used quarter: one pass per MAX_KEPT / 4 inserts.
-            let mut used: Vec<u64> = self.logs.values().map(|e| e.used).collect();
-            let cutoff = *used.select_nth_unstable(MAX_KEPT / 4).1;
-            self.logs.retain(|_, e| e.used > cutoff);
+        if !self.now.contains_key(id) {
+            let e = self.old.remove(id).unwrap_or_default();
+            if self.now.len() >= MAX_KEPT / 2 {
+                self.old = std::mem::take(&mut self.now);
+            }
+            self.now.insert(id.to_owned(), e);
         }
-        let clock = self.clock;
-        let e = self.logs.entry(id.to_owned()).or_default();
-        e.used = clock;
-        e
+        self.now.entry(id.to_owned()).or_default()
     }
 
-    /// The kept summary of `id`, if any (stamped as used).
+    /// The kept summary of `id`, if any (as used: into the newer generation).
     fn summary(&mut self, id: &str) -> Option<LogSummary> {
-        self.clock += 1;
-        let clock = self.clock;
-        let e = self.logs.get_mut(id)?;
-        e.used = clock;
-        e.log.clone()
+        if !self.now.contains_key(id) && !self.old.contains_key(id) {
+            return None;
+        }
+        self.entry(id).log.clone()
+    }
+
+    fn len(&self) -> usize {
+        self.now.len() + self.old.len()
     }
 }
 
@@ -270,7 +271,7 @@ impl Runtime {
     /// How many sessions this runtime keeps a summary or floor for (tests: the bound).
     #[doc(hidden)]
     pub fn kept_sessions(&self) -> usize {
-        self.0.kept.borrow().logs.len()
+        self.0.kept.borrow().len()
     }
 
     /// What a resume would take from a session's log, as text, read as a
@@ -333,7 +334,8 @@ impl Runtime {
 
     /// Forgets a creator's floor (a committed name was withdrawn).
     pub(crate) fn reset_default_floor(&self, parent_id: &str) {
-        if let Some(e) = self.0.kept.borrow_mut().logs.get_mut(parent_id) {
+        let kept = &mut *self.0.kept.borrow_mut();
+        if let Some(e) = kept.now.get_mut(parent_id).or(kept.old.get_mut(parent_id)) {
             e.floor = 1;
         }
     }
