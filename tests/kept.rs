@@ -288,3 +288,35 @@ fn what_a_runtime_keeps_stays_bounded() {
     assert_eq!(s.host.turns_of("agent-1").last().unwrap().input, ["still there?"]);
     assert_eq!(s.state(&first), full_read_state(&store, &first));
 }
+
+#[test]
+fn a_second_cold_resume_lists_nothing_and_keeps_the_full_name() {
+    let store = SwapStore::new(Rc::new(MemoryStore::new()));
+    let s = Setup::over(store.clone(), "a");
+    let root = s.root();
+    s.host.hold("reviewer");
+    let reviewer = s.spawn(&root, Some("reviewer"));
+    let reviewer_agent = s.rt.agent(&reviewer).unwrap();
+    let checker = s.spawn(&reviewer_agent, Some("checker"));
+    s.host.open("reviewer");
+    s.exec.run_idle();
+    assert_eq!(s.rt.resident(), ["root"], "everything settled");
+    for i in 0..3 {
+        store.reads_of("root");
+        s.send(&root, &checker, &format!("again {i}"));
+        s.exec.run_idle();
+        let turn = s.host.turns_of("reviewer/checker").pop().unwrap();
+        assert_eq!(turn.input, [format!("again {i}")]);
+        assert_eq!(turn.parent_name.as_deref(), Some("reviewer"));
+        // The first resume lists the tree (the root's catalog); the next ones take the kept rows.
+        let root_reads = store.reads_of("root").len();
+        assert_eq!(root_reads, usize::from(i == 0), "resume {i}: {root_reads} reads of the root");
+        assert!(!s.rt.resident().contains(&reviewer), "the creator stays cold");
+    }
+    // A member of another root's tree is not taken for one of this tree.
+    let (rt, id) = (s.rt.clone(), checker.clone());
+    let other = s.run(async move { rt.open_root(Some("other".into()), None).await.unwrap() });
+    let (rt, o) = (s.rt.clone(), other.clone());
+    let refused = s.run(async move { rt.send_message(&o, &id, Value::from("x"), &Signal::never()).await });
+    assert!(refused.is_err(), "outside the other root's tree");
+}

@@ -407,7 +407,7 @@ impl Runtime {
     /// Cold resume: rebuilds a member from its log under its tree root.
     async fn resume(&self, root_id: &str, target_id: &str, signal: &Signal) -> Result<Rc<Member>> {
         self.check_tree_open(root_id)?;
-        let rows = crate::listing::list_descendants(&*self.0.store, root_id, signal).await?;
+        let rows = self.resume_rows(root_id, target_id, signal).await?;
         let Some(index) = rows.iter().position(|r| r.id() == target_id) else {
             return Err(outside_tree(target_id));
         };

@@ -30,14 +30,18 @@
 //! writer produces: a message re-appended with the id of one that a turn
 //! before `len` consumed counts as pending again (a full read drops it).
 //!
-//! Not kept yet: listing rows. A cold resume still lists its tree to find the
-//! member's row (cost linear in the tree's size, not in the member's log).
+//! - **rows**: a resumed member's listing row and its creators' rows, so the
+//!   next cold resume of it lists nothing (a listing reads every catalog of
+//!   the tree, each from its log's start). Rows never change once listed:
+//!   catalogs are append-only and a child's entry is written once.
 
 use super::member::InboxMessage;
 use super::{LoadedLog, Runtime};
 use crate::error::Result;
 use crate::event::{self, SessionEvent};
 use crate::json::Value;
+use crate::listing::{ChildRow, Row};
+use crate::signal::Signal;
 use crate::store::ReadQuery;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
@@ -62,6 +66,9 @@ pub(crate) struct Kept {
 struct Entry {
     log: Option<LogSummary>,
     floor: usize,
+    /// The member's listing row under the root it was listed from (rows never
+    /// change: catalogs are append-only; `has_children` is not used here).
+    row: Option<(String, ChildRow)>,
 }
 
 impl Kept {
@@ -75,6 +82,14 @@ impl Kept {
             self.now.insert(id.to_owned(), e);
         }
         self.now.entry(id.to_owned()).or_default()
+    }
+
+    /// The kept row of `id` under `root`, if any (as used).
+    fn row(&mut self, root: &str, id: &str) -> Option<ChildRow> {
+        if !self.now.contains_key(id) && !self.old.contains_key(id) {
+            return None;
+        }
+        self.entry(id).row.as_ref().filter(|(r, _)| r == root).map(|(_, row)| row.clone())
     }
 
     /// The kept summary of `id`, if any (as used: into the newer generation).
@@ -258,6 +273,43 @@ impl Runtime {
         let loaded = summary.loaded();
         self.keep_log(id, summary);
         Ok(Some(loaded))
+    }
+
+    /// The listing rows a cold resume of `target` under `root` needs: its
+    /// creators' rows, then its own, from kept rows when all of them are kept,
+    /// else the whole listing (then the target's chain of rows is kept).
+    pub(crate) async fn resume_rows(&self, root: &str, target: &str, signal: &Signal) -> Result<Vec<Row>> {
+        let kept = {
+            let mut kept = self.0.kept.borrow_mut();
+            let mut chain = Vec::new();
+            let mut id = target.to_owned();
+            while id != root {
+                let Some(row) = kept.row(root, &id) else { break };
+                id = row.parent_id.clone();
+                chain.push(Row::Child(row));
+            }
+            (id == root && !chain.is_empty()).then(|| {
+                chain.reverse();
+                chain
+            })
+        };
+        if let Some(rows) = kept {
+            return Ok(rows);
+        }
+        let rows = crate::listing::list_descendants(&*self.0.store, root, signal).await?;
+        if let Some(index) = rows.iter().position(|r| r.id() == target) {
+            let mut kept = self.0.kept.borrow_mut();
+            let mut parent = None;
+            for row in rows[..=index].iter().rev() {
+                if let Row::Child(c) = row {
+                    if c.id == target || parent.as_deref() == Some(c.id.as_str()) {
+                        parent = Some(c.parent_id.clone());
+                        kept.entry(&c.id).row = Some((root.to_owned(), c.clone()));
+                    }
+                }
+            }
+        }
+        Ok(rows)
     }
 
     fn keep_log(&self, id: &str, summary: LogSummary) {

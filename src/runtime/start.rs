@@ -285,11 +285,15 @@ impl Runtime {
                 name
             }
             // From the creator's kept floor: flat in the number of children it has had.
-            None => self.default_name_kept(
-                &parent.id,
-                |n| committed.contains(n),
-                |n| committed.contains(n) || reserved.iter().any(|r| r == n),
-            ),
+            // Reservations in a set: many concurrent spawns would make the scan quadratic.
+            None => {
+                let reserved: std::collections::HashSet<&str> = reserved.iter().map(String::as_str).collect();
+                self.default_name_kept(
+                    &parent.id,
+                    |n| committed.contains(n),
+                    |n| committed.contains(n) || reserved.contains(n),
+                )
+            }
         };
         drop(committed);
         let child_id = if local {
