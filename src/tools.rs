@@ -512,8 +512,14 @@ pub fn closest(text: &str, names: &[String]) -> Vec<String> {
             (same_leaf || d <= limit).then_some((if same_leaf { 0 } else { d }, n))
         })
         .collect();
-    scored.sort();
-    scored.into_iter().take(3).map(|(_, n)| n.clone()).collect()
+    // The three smallest in (distance, name) order, as a sort would give them,
+    // without a sort instance in the wasm.
+    let mut closest = Vec::new();
+    while closest.len() < 3 {
+        let Some(i) = (0..scored.len()).min_by(|&i, &j| scored[i].cmp(&scored[j])) else { break };
+        closest.push(scored.swap_remove(i).1.clone());
+    }
+    closest
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {

@@ -92,12 +92,12 @@ impl Kept {
         self.entry(id).row.as_ref().filter(|(r, _)| r == root).map(|(_, row)| row.clone())
     }
 
-    /// The kept summary of `id`, if any (as used: into the newer generation).
+    /// The kept summary of `id`, taken out (a load keeps it again once read).
     fn summary(&mut self, id: &str) -> Option<LogSummary> {
         if !self.now.contains_key(id) && !self.old.contains_key(id) {
             return None;
         }
-        self.entry(id).log.clone()
+        self.entry(id).log.take()
     }
 
     fn len(&self) -> usize {
@@ -142,7 +142,6 @@ pub(crate) fn fingerprint(e: &SessionEvent) -> u64 {
 }
 
 /// What residency needs from the first `len` events of a log.
-#[derive(Clone)]
 struct LogSummary {
     len: u64,
     /// [`fingerprint`] of the event at `len - 1` (none when `len` is 0).
