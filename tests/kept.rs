@@ -252,8 +252,10 @@ fn a_stale_summary_is_found_and_a_full_read_taken_instead() {
     // Back to the log as it was: a message resumes the worker and its turn
     // writes where the log really ends (a stale length would conflict).
     *store.inner.borrow_mut() = original;
+    store.reads_of("root");
     s.send(&root, &worker, "after the restore");
     s.exec.run_idle();
+    assert!(!store.reads_of("root").is_empty(), "a stale summary dropped the kept rows: the tree is listed again");
     assert_eq!(s.host.turns_of("worker").last().unwrap().input, ["after the restore"]);
     assert_eq!(s.state(&worker), full_read_state(&store, &worker));
 }

@@ -33,7 +33,9 @@
 //! - **rows**: a resumed member's listing row and its creators' rows, so the
 //!   next cold resume of it lists nothing (a listing reads every catalog of
 //!   the tree, each from its log's start). Rows never change once listed:
-//!   catalogs are append-only and a child's entry is written once.
+//!   catalogs are append-only and a child's entry is written once. A stale
+//!   log summary (below) drops every kept row: the store is not the one they
+//!   were listed from.
 
 use super::member::InboxMessage;
 use super::{LoadedLog, Runtime};
@@ -98,6 +100,11 @@ impl Kept {
             return None;
         }
         self.entry(id).log.take()
+    }
+
+    /// Forgets every kept row: a stale log means the store is not the one they were listed from.
+    fn forget_rows(&mut self) {
+        self.now.values_mut().chain(self.old.values_mut()).for_each(|e| e.row = None);
     }
 
     fn len(&self) -> usize {
@@ -232,6 +239,9 @@ impl Runtime {
             if let Some(loaded) = self.load_tail(id, summary).await? {
                 return Ok(loaded);
             }
+            // Stale: the store changed under us (or a new start marker), so
+            // the next resumes list their trees again.
+            self.0.kept.borrow_mut().forget_rows();
         }
         let events = self.0.store.read(id, &ReadQuery::default()).await?.unwrap_or_default();
         let loaded = LoadedLog::from_events(id, &events)?;
