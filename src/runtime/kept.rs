@@ -14,6 +14,10 @@
 //!   `agent-N` is committed, so the first free default name is found without
 //!   scanning the creator's names.
 //!
+//! Summaries are kept for logs a resume (or root open) read, not for children
+//! just spawned: most are never resumed, and a summary holds the pending
+//! input (a spawn's prompt). A child's first resume reads its whole log.
+//!
 //! Everything here is a cache, never an authority: a session missing from it
 //! (never seen, or evicted) takes the full path. At most [`MAX_KEPT`]
 //! sessions are kept, the least recently used dropped first, so a
@@ -113,7 +117,7 @@ impl Kept {
 }
 
 /// A fingerprint of one event: the summary's last event must read back the same.
-pub(crate) fn fingerprint(e: &SessionEvent) -> u64 {
+fn fingerprint(e: &SessionEvent) -> u64 {
     fn value(v: &Value, h: &mut DefaultHasher) {
         match v {
             Value::Null => h.write_u8(0),
@@ -347,34 +351,6 @@ impl Runtime {
             "len {} names {names:?} cwd {:?} start {:?} pending {:?} lost {:?} parked {}",
             log.len, log.cwd, log.start, log.pending, log.lost_turn, log.parked
         ))
-    }
-
-    /// Keeps the log summary of a child this runtime just published (its
-    /// first resume then reads only what it wrote while resident); `last` is
-    /// the [`fingerprint`] of the last event written.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn keep_published(
-        &self,
-        child_id: &str,
-        log_len: u64,
-        last: u64,
-        inherited: u64,
-        cwd: &str,
-        start: &Value,
-        first: &InboxMessage,
-    ) {
-        let summary = LogSummary {
-            len: log_len,
-            last: Some(last),
-            inherited,
-            child_names: HashSet::new(),
-            cwd: Some(cwd.to_owned()),
-            start: Some(start.clone()),
-            pending: vec![first.clone()],
-            lost_turn: None,
-            parked: false,
-        };
-        self.keep_log(child_id, summary);
     }
 
     /// The first free default name among a creator's children: the first

@@ -437,10 +437,9 @@ impl Runtime {
             ("delivery", Some(Value::from(spec.delivery.as_str()))),
         ]);
         let mut events = seed;
-        events.push(SessionEvent::new(inherited, event::SESSION_START, start.clone()));
+        events.push(SessionEvent::new(inherited, event::SESSION_START, start));
         events.push(SessionEvent::new(inherited + 1, event::MESSAGE, super::deliver::message_payload(&first)));
         let log_len = events.len() as u64;
-        let last = events.last().map_or(0, super::kept::fingerprint);
         // Until publication the caller's cancellation owns the start, even while the store
         // writes: a log that lands after an abort has no catalog fact, so it is never listed.
         let written = self.0.store.append(&child_id, events);
@@ -455,8 +454,6 @@ impl Runtime {
             name: Some(admission.name.clone()),
         };
         self.publish(admission, &entry).await?;
-
-        self.keep_published(&child_id, log_len, last, inherited, &admission.cwd, &start, &first);
 
         let settlement = Settlement::new(spec.delivery);
         let place = Placement { id: &child_id, full_name: &full_name, path, next_seq: log_len };
