@@ -240,7 +240,9 @@ impl Runtime {
     pub(crate) async fn load_log_kept(&self, id: &str) -> Result<LoadedLog> {
         let summary = self.0.kept.borrow_mut().summary(id);
         if let Some(summary) = summary {
-            if let Some(loaded) = self.load_tail(id, summary).await? {
+            let query = ReadQuery { from_seq: summary.len.saturating_sub(1), ..ReadQuery::default() };
+            let events = self.0.store.read(id, &query).await?;
+            if let Some(loaded) = self.fold_tail(id, summary, events)? {
                 return Ok(loaded);
             }
             // Stale: the store changed under us (or a new start marker), so
@@ -253,12 +255,17 @@ impl Runtime {
         Ok(loaded)
     }
 
-    /// The load from a kept summary, or `None` when the summary is stale (or
-    /// the tail holds a new start marker): then only a full read knows.
-    async fn load_tail(&self, id: &str, mut summary: LogSummary) -> Result<Option<LoadedLog>> {
+    /// The load from a kept summary and what a read from `len - 1` returned,
+    /// or `None` when the summary is stale (or the tail holds a new start
+    /// marker): then only a full read knows. Not async: less wasm.
+    fn fold_tail(
+        &self,
+        id: &str,
+        mut summary: LogSummary,
+        read: Option<Vec<SessionEvent>>,
+    ) -> Result<Option<LoadedLog>> {
         let from = summary.len.saturating_sub(1);
-        let query = ReadQuery { from_seq: from, ..ReadQuery::default() };
-        let Some(events) = self.0.store.read(id, &query).await? else {
+        let Some(events) = read else {
             return Ok(None); // the session is gone
         };
         // Stores may ignore `fromSeq`: readers re-check it.
