@@ -17,7 +17,7 @@
 import { performance } from 'node:perf_hooks';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { loadPackage } from './load.mjs';
+import { jsArrayStore, loadPackage } from './load.mjs';
 import { record } from './results.mjs';
 
 const { lib, from, wasmMemory } = await loadPackage();
@@ -60,26 +60,6 @@ function instantHost() {
   };
 }
 
-/** A plain JS store keeping logs as arrays of JS objects. */
-function jsArrayStore() {
-  const logs = new Map();
-  const select = (id, { types, fromSeq = 0 } = {}) => {
-    const log = logs.get(id);
-    if (!log) return null;
-    const out = [];
-    for (let i = fromSeq; i < log.length; i++) if (!types || types.includes(log[i].type)) out.push(log[i]);
-    return out;
-  };
-  return {
-    append(id, events) {
-      const log = logs.get(id) ?? [];
-      log.push(...events);
-      logs.set(id, log);
-    },
-    read: (id, options) => select(id, options),
-    readMany: (ids, options) => ids.map((id) => select(id, options)),
-  };
-}
 
 const spec = (parent, name) => ({ provider: 'spawn', parent, label: 'bench task', prompt: 'please do it', name });
 const settle = async (rt, root) => {

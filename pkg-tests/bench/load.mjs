@@ -49,3 +49,22 @@ export async function loadPackage() {
   const wasmMemory = () => memories[0].buffer.byteLength;
   return { lib, from: `${from} ${entry}`, wasmMemory };
 }
+
+/** A plain JS store keeping logs as arrays of JS objects (the benches' reference store). */
+export function jsArrayStore() {
+  const logs = new Map();
+  const select = (id, { types, fromSeq = 0 } = {}) => {
+    const log = logs.get(id);
+    if (!log) return null;
+    return log.filter((e) => e.seq >= fromSeq && (!types || types.includes(e.type)));
+  };
+  return {
+    append(id, events) {
+      const log = logs.get(id) ?? [];
+      log.push(...events);
+      logs.set(id, log);
+    },
+    read: (id, options) => select(id, options),
+    readMany: (ids, options) => ids.map((id) => select(id, options)),
+  };
+}

@@ -19,7 +19,7 @@
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { execFileSync } from 'node:child_process';
-import { loadPackage } from './load.mjs';
+import { jsArrayStore, loadPackage } from './load.mjs';
 import { record } from './results.mjs';
 
 const { lib, from, wasmMemory } = await loadPackage();
@@ -304,24 +304,6 @@ function memoryInChild(n, kind) {
   return JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 20 }));
 }
 
-/** A plain JS store keeping logs as arrays of JS objects. */
-function jsArrayStore() {
-  const logs = new Map();
-  const select = (id, { types, fromSeq = 0 } = {}) => {
-    const log = logs.get(id);
-    if (!log) return null;
-    return log.filter((e) => e.seq >= fromSeq && (!types || types.includes(e.type)));
-  };
-  return {
-    append(id, events) {
-      const log = logs.get(id) ?? [];
-      log.push(...events);
-      logs.set(id, log);
-    },
-    read: (id, options) => select(id, options),
-    readMany: (ids, options) => ids.map((id) => select(id, options)),
-  };
-}
 
 {
   console.log('== memory per resident member through the bridge (turns held open by the JS host; each in a fresh process)');

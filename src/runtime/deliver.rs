@@ -722,17 +722,21 @@ pub(crate) fn decode_message(payload: &Value) -> Option<InboxMessage> {
     Some(InboxMessage { id, source, content, scheduling })
 }
 
-/// Own messages never consumed by a recorded turn, in acceptance order.
-pub(crate) fn pending_messages(events: &[SessionEvent]) -> Vec<InboxMessage> {
-    let inherited = event::inherited_event_count(events);
-    let own = events.iter().filter(|e| e.seq >= inherited);
-    let consumed: HashSet<&str> = own
-        .clone()
+/// The message ids the recorded turns among `events` consumed.
+pub(crate) fn consumed_ids<'a>(events: impl Iterator<Item = &'a SessionEvent>) -> HashSet<&'a str> {
+    events
         .filter(|e| e.kind == event::TURN_END)
         .filter_map(|e| e.payload.get("consumed").and_then(Value::as_array))
         .flatten()
         .filter_map(Value::as_str)
-        .collect();
+        .collect()
+}
+
+/// Own messages never consumed by a recorded turn, in acceptance order.
+pub(crate) fn pending_messages(events: &[SessionEvent]) -> Vec<InboxMessage> {
+    let inherited = event::inherited_event_count(events);
+    let own = events.iter().filter(|e| e.seq >= inherited);
+    let consumed = consumed_ids(own.clone());
     own.filter(|e| e.kind == event::MESSAGE)
         .filter_map(|e| decode_message(&e.payload))
         .filter(|m| !consumed.contains(m.id.as_str()))

@@ -207,13 +207,7 @@ impl LogSummary {
         }) {
             self.cwd = Some(cwd);
         }
-        let consumed: HashSet<&str> = own
-            .iter()
-            .filter(|e| e.kind == event::TURN_END)
-            .filter_map(|e| e.payload.get("consumed").and_then(Value::as_array))
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let consumed = super::deliver::consumed_ids(own.iter().copied());
         self.pending.retain(|m| !consumed.contains(m.id.as_str()));
         self.pending.extend(
             own.iter()

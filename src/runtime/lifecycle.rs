@@ -84,7 +84,7 @@ impl Runtime {
         };
         let result = capture(outcome, &signal, schema.as_deref());
         let consumed = member.state.borrow().consumed(id);
-        let ended = turn_event(&member, Some(&result));
+        let mut ended = turn_event(&member, Some(&result));
         let recorded =
             self.append(&member, vec![(event::TURN_END.to_owned(), turn_end_payload(&result, &consumed))]).await;
         let captured = result.structured.is_some();
@@ -97,12 +97,9 @@ impl Runtime {
         if let Some(done) = done {
             done.set(());
         }
-        let ended = match ended {
-            RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output, .. } => {
-                RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output, parked }
-            }
-            other => other,
-        };
+        if let RuntimeEvent::Turn { parked: p, .. } = &mut ended {
+            *p = parked;
+        }
         self.emit(ended);
         self.tree_changed(&member.root_id);
         self.kick(&member);
