@@ -6,6 +6,9 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use std::fmt;
 
+mod parse;
+pub use parse::{parse, set_number_parser};
+
 #[derive(Clone, Debug, PartialEq, Default)]
 pub enum Value {
     #[default]
@@ -236,26 +239,40 @@ impl Value {
         write_json(self, &mut out);
         out
     }
+
+    /// Appends this value's JSON text to `out`; `false` when the text cannot
+    /// say it exactly (a non-finite number or `-0`), so the caller takes
+    /// another way.
+    pub fn write_exact_json(&self, out: &mut String) -> bool {
+        write_json(self, out)
+    }
 }
 
-fn write_json(v: &Value, out: &mut String) {
+/// Writes `v`; whether every number was written exactly.
+fn write_json(v: &Value, out: &mut String) -> bool {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) if n.is_finite() => out.push_str(&number_text(*n)),
-        Value::Number(_) => out.push_str("null"),
+        Value::Number(n) if n.is_finite() && !(*n == 0.0 && n.is_sign_negative()) => out.push_str(&number_text(*n)),
+        Value::Number(n) => {
+            out.push_str(if n.is_finite() { "0" } else { "null" });
+            return false;
+        }
         Value::String(s) => write_json_string(s, out),
         Value::Array(items) => {
+            let mut exact = true;
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                write_json(item, out);
+                exact &= write_json(item, out);
             }
             out.push(']');
+            return exact;
         }
         Value::Object(entries) => {
+            let mut exact = true;
             out.push('{');
             for (i, (k, item)) in entries.iter().enumerate() {
                 if i > 0 {
@@ -263,25 +280,34 @@ fn write_json(v: &Value, out: &mut String) {
                 }
                 write_json_string(k, out);
                 out.push(':');
-                write_json(item, out);
+                exact &= write_json(item, out);
             }
             out.push('}');
+            return exact;
         }
     }
+    true
 }
 
-fn write_json_string(s: &str, out: &mut String) {
+/// A string as JSON text.
+pub fn write_json_string(s: &str, out: &mut String) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+    let mut run = 0;
+    for (i, b) in s.bytes().enumerate() {
+        if b >= 0x20 && b != b'"' && b != b'\\' {
+            continue;
+        }
+        out.push_str(&s[run..i]);
+        run = i + 1;
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            _ => out.push_str(&format!("\\u{:04x}", b)),
         }
     }
+    out.push_str(&s[run..]);
     out.push('"');
 }

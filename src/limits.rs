@@ -51,6 +51,8 @@ pub const MAX_READ_BYTES: usize = 256 << 20;
 pub const MAX_STORED_EVENT_BYTES: usize = 48 << 20;
 /// Deepest nesting of JSON data (payloads, options, tool input).
 pub const MAX_NESTING: usize = 128;
+/// Longest event type, in UTF-8 bytes.
+pub const MAX_EVENT_TYPE_BYTES: usize = 256;
 
 /// The configurable limits of one runtime (see the module doc for the table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

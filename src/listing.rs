@@ -229,6 +229,41 @@ pub struct DiagnosticRow {
     pub reason: DiagnosticReason,
 }
 
+/// The full names of the current row's ancestors while rows are written in
+/// listing (pre-order) order, each with what its path was written as (a bridge
+/// writes a row's path as its parent's plus `/name`: in JS a rope, so a 20,000-deep
+/// chain costs memory linear in the tree, not in the sum of its full names'
+/// lengths).
+pub struct PathStack<T> {
+    stack: Vec<(FullName, T)>,
+}
+
+impl<T> Default for PathStack<T> {
+    fn default() -> Self {
+        PathStack { stack: Vec::new() }
+    }
+}
+
+impl<T> PathStack<T> {
+    /// What the parent of `path` was written as; `None` for a top-level row
+    /// or one not listed right under its parent (written whole, O(depth)).
+    pub fn base(&mut self, path: &FullName) -> Option<&T> {
+        let parent = path.parent()?;
+        while let Some((top, _)) = self.stack.last() {
+            if parent.same(top) {
+                break;
+            }
+            self.stack.pop();
+        }
+        self.stack.last().map(|(_, base)| base)
+    }
+
+    /// Records what `path` was written as, for its children.
+    pub fn push(&mut self, path: &FullName, written: T) {
+        self.stack.push((path.clone(), written));
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Row {
     Child(ChildRow),

@@ -457,6 +457,26 @@ fn fuzz_json_round_trip() {
     });
 }
 
+/// The bridge's fast path: `to_json` text (what `JSON.stringify` would write,
+/// and also serde_json's text, with escapes) reads back as the same value,
+/// exactly; text with a lone surrogate escape or nesting past the bound is
+/// `None`, never a panic.
+#[test]
+fn fuzz_json_text_reader() {
+    use subagent_tree::json::parse;
+    fuzz("json_text_reader", any_value().prop_map(finite), |original| {
+        let ours = original.to_json();
+        prop_assert_eq!(parse(&ours, 128), Some(original.clone()), "{}", ours);
+        let theirs = serde_json::to_string_pretty(&original).expect("serializable");
+        prop_assert_eq!(parse(&theirs, 128), Some(original.clone()), "{}", theirs);
+        if matches!(original, Value::Array(_) | Value::Object(_)) {
+            prop_assert_eq!(parse(&ours, 0), None);
+        }
+        prop_assert_eq!(parse(&format!("[{ours},\"\\ud800\"]"), 128), None);
+        Ok(())
+    });
+}
+
 // ---------------------------------------------------------------------------
 // Names and references
 // ---------------------------------------------------------------------------

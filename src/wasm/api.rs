@@ -99,7 +99,8 @@ pub fn project_catalog(
             .transpose()?
             .unwrap_or(0);
         let entries = catalog::project(&events, inherited)?;
-        Ok(entries.iter().map(entry_to_js).collect::<Array>().into())
+        Ok(super::fast::entries_to_js(&entries)
+            .unwrap_or_else(|| entries.iter().map(entry_to_js).collect::<Array>().into()))
     })())
 }
 

@@ -14,7 +14,7 @@ use crate::error::{ErrorCode, Result, SubagentError};
 use crate::event::SessionEvent;
 use crate::json::{Value, MAX_SAFE_INTEGER};
 use crate::limits::{MAX_ID_BYTES, MAX_NESTING, MAX_READ_BYTES};
-use crate::listing::{FullName, Row};
+use crate::listing::{FullName, PathStack, Row};
 use crate::name::AgentRef;
 use js_sys::{Array, JsString, Object, Reflect};
 use std::fmt;
@@ -40,6 +40,14 @@ extern "C" {
     /// (about 20 KB) stays out of the wasm. Cannot throw for a number.
     #[wasm_bindgen(js_name = String)]
     pub(crate) fn number_text(n: f64) -> String;
+    /// `Number(text)` for JSON number text (see [`crate::json::set_number_parser`]).
+    #[wasm_bindgen(js_name = Number)]
+    fn number_of(text: &str) -> f64;
+}
+
+/// A non-integer JSON number through JS, so Rust's float parsing stays out of the wasm.
+pub(crate) fn number_value(text: &str) -> Option<f64> {
+    Some(number_of(text)).filter(|n| n.is_finite())
 }
 
 #[wasm_bindgen(module = "/src/wasm/js/error.js")]
@@ -350,6 +358,9 @@ pub fn value_from_js(value: &JsValue) -> std::result::Result<Value, Refused> {
 
 /// JS data to a JSON value, copying at most `budget` into the heap.
 pub fn value_within(value: &JsValue, budget: Budget) -> std::result::Result<Value, Refused> {
+    if let Some(value) = super::fast::value(value, budget.bytes) {
+        return Ok(value);
+    }
     from_js(value, 0, &mut Meter::new(budget))
 }
 
@@ -444,15 +455,25 @@ fn short_key(key: &str) -> String {
 /// A JSON value to fresh JS data.
 pub fn value_to_js(value: &Value) -> JsValue {
     match value {
+        Value::Array(_) | Value::Object(_) => {
+            super::fast::value_to_js(value).unwrap_or_else(|| value_to_js_each(value))
+        }
+        _ => value_to_js_each(value),
+    }
+}
+
+/// [`value_to_js`] one property at a time (for numbers JSON cannot spell).
+fn value_to_js_each(value: &Value) -> JsValue {
+    match value {
         Value::Null => JsValue::NULL,
         Value::Bool(b) => JsValue::from_bool(*b),
         Value::Number(n) => JsValue::from_f64(*n),
         Value::String(s) => JsValue::from_str(s),
-        Value::Array(items) => items.iter().map(value_to_js).collect::<Array>().into(),
+        Value::Array(items) => items.iter().map(value_to_js_each).collect::<Array>().into(),
         Value::Object(entries) => {
             let obj = Object::new();
             for (k, v) in entries {
-                set(&obj, k, &value_to_js(v));
+                set(&obj, k, &value_to_js_each(v));
             }
             obj.into()
         }
@@ -496,12 +517,12 @@ pub fn event_to_js(event: &SessionEvent) -> JsValue {
     let obj = Object::new();
     set(&obj, "seq", &JsValue::from_f64(event.seq as f64));
     set(&obj, "type", &JsValue::from_str(&event.kind));
-    set(&obj, "payload", &value_to_js(&event.payload));
+    set(&obj, "payload", &value_to_js_each(&event.payload));
     obj.into()
 }
 
 pub fn events_to_js(events: &[SessionEvent]) -> JsValue {
-    events.iter().map(event_to_js).collect::<Array>().into()
+    super::fast::events_to_js(events).unwrap_or_else(|| events.iter().map(event_to_js).collect::<Array>().into())
 }
 
 /// What one batch of events from JS may hold: each payload within
@@ -518,8 +539,7 @@ impl Default for EventBudget {
     }
 }
 
-/// Longest event type, in UTF-8 bytes.
-pub const MAX_EVENT_TYPE_BYTES: usize = 256;
+pub use crate::limits::MAX_EVENT_TYPE_BYTES;
 
 /// An event's `type` read without copying more than [`MAX_EVENT_TYPE_BYTES`]; `None` when absent or not a string.
 pub fn event_type(value: &JsValue) -> Option<String> {
@@ -569,6 +589,11 @@ pub fn event_from_js(
 
 /// An array of events. `Err` is a sentence fragment after the array's name.
 pub fn events_from_js(value: &JsValue, budget: EventBudget) -> std::result::Result<Vec<SessionEvent>, Refused> {
+    if let Some(events) = super::fast::events(value, &JsValue::UNDEFINED, budget.payload_bytes) {
+        if events.len() <= MAX_READ_BYTES / 8 {
+            return Ok(events);
+        }
+    }
     let unreadable = |e: JsValue| Refused::shape(format!(" could not be read ({})", super::error::describe_thrown(&e)));
     if !is_array(value).map_err(unreadable)? {
         return Err(Refused::shape(format!(" must be an array of events, not {}", describe(value))));
@@ -600,32 +625,20 @@ pub fn entry_to_js(entry: &CatalogEntry) -> JsValue {
     obj.into()
 }
 
-/// Rows to JS objects, in listing (pre-order) order. A row's `path` string is
-/// its parent's JS string plus `/name` (V8 keeps the concatenation as a rope),
-/// so a 20,000-deep chain costs memory linear in the tree, not in the sum of
-/// its full names' lengths. The stack holds the full names of the current row's
-/// ancestors only.
+/// Rows to JS objects (see [`PathStack`]: a row's `path` is its parent's
+/// JS string plus `/name`).
 #[derive(Default)]
 pub struct RowsToJs {
-    stack: Vec<(FullName, JsString)>,
+    paths: PathStack<JsString>,
 }
 
 impl RowsToJs {
     fn path(&mut self, path: &FullName) -> JsString {
-        let parent = path.parent();
-        while let Some((top, _)) = self.stack.last() {
-            if parent.is_some_and(|p| p.same(top)) {
-                break;
-            }
-            self.stack.pop();
-        }
-        let text = match (parent, self.stack.last()) {
-            (None, _) => JsString::from(path.name().as_str()),
-            (Some(_), Some((_, base))) => base.concat(&JsValue::from_str(&format!("/{}", path.name()))),
-            // Not listed in pre-order after its parent: built whole (O(depth)).
-            (Some(_), None) => JsString::from(path.to_string()),
+        let text = match self.paths.base(path) {
+            Some(base) => base.concat(&JsValue::from_str(&format!("/{}", path.name()))),
+            None => JsString::from(path.to_string()),
         };
-        self.stack.push((path.clone(), text.clone()));
+        self.paths.push(path, text.clone());
         text
     }
 
@@ -660,6 +673,9 @@ impl RowsToJs {
 
 /// Rows to a JS array (see [`RowsToJs`]).
 pub fn rows_to_js(rows: &[Row]) -> JsValue {
+    if let Some(rows) = super::fast::rows_to_js(rows) {
+        return rows;
+    }
     let mut out = RowsToJs::default();
     rows.iter().map(|r| out.row(r)).collect::<Array>().into()
 }

@@ -9,6 +9,7 @@
 //! | [`signal`] | JS `AbortSignal` <-> core `Signal` |
 //! | [`error`] | core `SubagentError` -> JS `SubagentError` (from `js/error.js`) |
 //! | [`convert`] | trap-free JS <-> core conversions |
+//! | [`fast`] | the same conversions as one JSON crossing, where the data allows it |
 //! | [`runtime`] | the exported `SubagentRuntime` class, agent handles, activations, tools |
 //! | [`handles`] | the capability-guarded imports of `js/runtime.js` (handle minting) |
 //! | [`ports`] | the agent host, providers, runs, clock and ids over JS objects |
@@ -19,6 +20,7 @@
 pub mod api;
 pub mod convert;
 pub mod error;
+pub mod fast;
 #[cfg(feature = "runtime")]
 pub mod handles;
 #[cfg(feature = "runtime")]
@@ -45,6 +47,7 @@ pub fn future_to_promise(
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 fn start() {
     crate::json::set_number_formatter(convert::number_text);
+    crate::json::set_number_parser(convert::number_value);
     // Installed while the module is instantiated: the dispatcher claims the
     // handle module's capability before any other code can import and claim it.
     #[cfg(feature = "runtime")]

@@ -96,6 +96,13 @@ fn parse_read(value: &JsValue, method: &str, session: &str, query: &ReadQuery, b
     if value.is_null() || value.is_undefined() {
         return Ok(None);
     }
+    let types = match &query.types {
+        Some(types) => types.iter().map(|t| JsValue::from_str(t)).collect::<Array>().into(),
+        None => JsValue::UNDEFINED,
+    };
+    if let Some(events) = super::fast::events(value, &types, budget.payload_bytes) {
+        return Ok(Some(events));
+    }
     let not_events = || {
         SubagentError::new(
             ErrorCode::PersistenceUnavailable,
