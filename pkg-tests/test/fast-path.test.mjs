@@ -113,5 +113,13 @@ test('listing rows are the same from plain logs and from logs only the exact rea
   const fast = await listDescendants(store((l) => l), 'root');
   const exact = await listDescendants(store(exactOnly), 'root');
   assert.deepEqual(fast, exact);
+  // readMany answers cross as one text; one exact-only answer sends the whole batch to the exact reader.
+  const many = (wrap) => ({ ...store(wrap), readMany: async (ids) => ids.map((id) => (logs.has(id) ? wrap(logs.get(id)) : null)) });
+  assert.deepEqual(await listDescendants(many((l) => l), 'root'), fast);
+  assert.deepEqual(await listDescendants(many((l) => (l.length ? l : exactOnly(l))), 'root'), fast);
+  const failing = { ...many((l) => l), readMany: async (ids) => ids.map((id) => (id === 'g1' ? new Error('disk') : logs.get(id) ?? null)) };
+  const rows = await listDescendants(failing, 'root');
+  assert.deepEqual(rows.find((r) => r.id === 'g1'), { kind: 'diagnostic', id: 'g1', parentId: 'k1', depth: 2, reason: 'unavailable' });
+  assert.deepEqual(rows.filter((r) => r.id !== 'g1' && r.id !== 'h1'), fast.filter((r) => r.id !== 'g1' && r.id !== 'h1'));
   assert.deepEqual(fast.map((r) => r.path), ['alpha', 'alpha/gamma', 'alpha/gamma/delta', 'beta', undefined]);
 });

@@ -23,6 +23,8 @@ extern "C" {
     fn value_json(value: &JsValue, depth: u32, budget: f64) -> Result<Option<Vec<u8>>, JsValue>;
     #[wasm_bindgen(js_name = eventsJson, catch)]
     fn events_json(list: &JsValue, types: &JsValue, depth: u32, budget: f64) -> Result<Option<Vec<u8>>, JsValue>;
+    #[wasm_bindgen(js_name = eventListsJson, catch)]
+    fn event_lists_json(lists: &JsValue, types: &JsValue, depth: u32, budget: f64) -> Result<Option<Vec<u8>>, JsValue>;
     #[wasm_bindgen(js_name = fromJson, catch)]
     fn from_json(text: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = rowsFromJson, catch)]
@@ -46,7 +48,25 @@ pub fn value(value: &JsValue, max_bytes: usize) -> Option<Value> {
 pub fn events(list: &JsValue, types: &JsValue, payload_bytes: usize) -> Option<Vec<SessionEvent>> {
     let text = String::from_utf8(events_json(list, types, MAX_DEPTH as u32, MAX_READ_BYTES as f64).ok()??).ok()?;
     // Each payload sits two levels down: `[[seq, type, payload], ...]`.
-    let Value::Array(items) = parse(&text, MAX_DEPTH + 2)? else { return None };
+    events_of(parse(&text, MAX_DEPTH + 2)?, payload_bytes)
+}
+
+/// A `readMany` answer: per session, as [`events`] reads one, or `None`
+/// (`null`/`undefined`: no such session).
+pub fn event_lists(lists: &JsValue, types: &JsValue, payload_bytes: usize) -> Option<Vec<Option<Vec<SessionEvent>>>> {
+    let bytes = event_lists_json(lists, types, MAX_DEPTH as u32, MAX_READ_BYTES as f64).ok()??;
+    let Value::Array(items) = parse(&String::from_utf8(bytes).ok()?, MAX_DEPTH + 3)? else { return None };
+    items
+        .into_iter()
+        .map(|item| match item {
+            Value::Null => Some(None),
+            list => events_of(list, payload_bytes).map(Some),
+        })
+        .collect()
+}
+
+fn events_of(list: Value, payload_bytes: usize) -> Option<Vec<SessionEvent>> {
+    let Value::Array(items) = list else { return None };
     let mut events = Vec::new();
     events.try_reserve_exact(items.len()).ok()?;
     let mut total = MAX_READ_BYTES;

@@ -89,6 +89,14 @@ fn read_options(query: &ReadQuery, with_from_seq: bool) -> JsValue {
     options.into()
 }
 
+/// The query's event types as a JS array (undefined: every type).
+fn types_js(query: &ReadQuery) -> JsValue {
+    match &query.types {
+        Some(types) => types.iter().map(|t| JsValue::from_str(t)).collect::<Array>().into(),
+        None => JsValue::UNDEFINED,
+    }
+}
+
 /// A store's answer for one session: `null`/`undefined` (no such session) or
 /// an array of events. Events of types the query does not want are skipped
 /// without decoding their payloads; a malformed wanted event is bad data.
@@ -96,11 +104,7 @@ fn parse_read(value: &JsValue, method: &str, session: &str, query: &ReadQuery, b
     if value.is_null() || value.is_undefined() {
         return Ok(None);
     }
-    let types = match &query.types {
-        Some(types) => types.iter().map(|t| JsValue::from_str(t)).collect::<Array>().into(),
-        None => JsValue::UNDEFINED,
-    };
-    if let Some(events) = super::fast::events(value, &types, budget.payload_bytes) {
+    if let Some(events) = super::fast::events(value, &types_js(query), budget.payload_bytes) {
         return Ok(Some(events));
     }
     let not_events = || {
@@ -242,6 +246,11 @@ impl Store for JsStore {
                     ),
                 )
             })?;
+            if let Some(lists) = super::fast::event_lists(&items, &types_js(query), self.budget.payload_bytes) {
+                if lists.len() == items.length() as usize {
+                    return Ok(lists.into_iter().map(Ok).collect());
+                }
+            }
             Ok(items
                 .iter()
                 .enumerate()

@@ -111,38 +111,61 @@ export function valueJson(value, depth, budget) {
   }
 }
 
-/**
- * A list of events as JSON text (UTF-8) `[[seq,"type",payload],...]`, or undefined. With
- * `types`, an event whose short ASCII type is not among them is skipped
- * unread, as the exact reader skips it.
- */
+// `[[seq, type, payload], ...]` for one list of events. With `types`, an
+// event whose short ASCII type is not among them is skipped unread, as the
+// exact reader skips it.
+function eventRows(list, types) {
+  if (!isArray(list) || protoOf(list) !== ARRAY) throw GIVE_UP;
+  const length = list.length;
+  const rows = [];
+  for (let i = 0; i < length; i++) {
+    const event = list[i];
+    if (event === null || (typeof event !== 'object' && typeof event !== 'function')) throw GIVE_UP;
+    if (types !== undefined) {
+      const wanted = event.type;
+      if (typeof wanted === 'string' && !call(includes, types, wanted)) {
+        if (call(regexTest, SHORT_ASCII, wanted)) continue;
+        throw GIVE_UP;
+      }
+    }
+    const seq = event.seq;
+    if (typeof seq !== 'number' || !isInteger(seq) || seq < 0 || seq > MAX_SAFE) throw GIVE_UP;
+    const type = event.type;
+    if (typeof type !== 'string') throw GIVE_UP;
+    size += type.length + 8;
+    let payload = event.payload;
+    if (payload === undefined) payload = null;
+    check(payload, 0);
+    rows.push([seq, type, payload]);
+  }
+  return rows;
+}
+
+/** A list of events as JSON text (UTF-8) `[[seq,"type",payload],...]`, or undefined. */
 export function eventsJson(list, types, depth, budget) {
   start(depth, budget);
   try {
-    if (!isArray(list) || protoOf(list) !== ARRAY) return undefined;
-    const length = list.length;
-    const rows = [];
-    for (let i = 0; i < length; i++) {
-      const event = list[i];
-      if (event === null || (typeof event !== 'object' && typeof event !== 'function')) return undefined;
-      if (types !== undefined) {
-        const wanted = event.type;
-        if (typeof wanted === 'string' && !call(includes, types, wanted)) {
-          if (call(regexTest, SHORT_ASCII, wanted)) continue;
-          return undefined;
-        }
-      }
-      const seq = event.seq;
-      if (typeof seq !== 'number' || !isInteger(seq) || seq < 0 || seq > MAX_SAFE) return undefined;
-      const type = event.type;
-      if (typeof type !== 'string') return undefined;
-      size += type.length + 8;
-      let payload = event.payload;
-      if (payload === undefined) payload = null;
-      check(payload, 0);
-      rows.push([seq, type, payload]);
+    return finish(stringify(eventRows(list, types)));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A `readMany` answer (per session: a list of events, or null/undefined for
+ * none) as one JSON text (UTF-8), each list within `budget`; or undefined.
+ */
+export function eventListsJson(lists, types, depth, budget) {
+  start(depth, budget);
+  try {
+    if (!isArray(lists) || protoOf(lists) !== ARRAY) return undefined;
+    const out = [];
+    for (let i = 0; i < lists.length; i++) {
+      const list = lists[i];
+      size = 0;
+      out.push(list === null || list === undefined ? null : eventRows(list, types));
     }
-    return finish(stringify(rows));
+    return finish(stringify(out));
   } catch {
     return undefined;
   }
