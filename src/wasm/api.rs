@@ -8,12 +8,15 @@ use super::convert::{
 };
 use super::error::{invalid, to_js};
 use super::future_to_promise;
+use super::native::native_store;
 use super::signal::Link;
 use super::store::JsStore;
 use crate::catalog;
 use crate::error::{ErrorCode, Result, SubagentError};
+use crate::limits::MAX_STORED_EVENT_BYTES;
 use crate::listing;
 use crate::name::{self, AgentRef};
+use crate::store::Store;
 use js_sys::{Array, JsString, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -104,8 +107,11 @@ pub fn project_catalog(
 }
 
 /// Validates a listing call's common arguments and links its signal.
-fn prepare(store: &JsValue, root: &JsValue, options: &JsValue) -> Result<(JsStore, String, Link)> {
-    let store = JsStore::new(store, "store")?;
+fn prepare(store: &JsValue, root: &JsValue, options: &JsValue) -> Result<(Box<dyn Store>, String, Link)> {
+    let store: Box<dyn Store> = match native_store(store, "store", MAX_STORED_EVENT_BYTES)? {
+        Some(native) => Box::new(native),
+        None => Box::new(JsStore::new(store, "store")?),
+    };
     let root = id_arg(root, "rootSessionId")?;
     let options = options_arg(options, "options")?;
     let link = Link::from_options(options.as_ref(), "options", true)?;
@@ -125,7 +131,7 @@ pub fn list_descendants(
         Err(e) => return Promise::reject(&to_js(e)),
     };
     future_to_promise(async move {
-        match listing::list_descendants(&store, &root, link.signal()).await {
+        match listing::list_descendants(&*store, &root, link.signal()).await {
             Ok(rows) => Ok(rows_to_js(&rows)),
             Err(e) => Err(link.error(e)),
         }
@@ -153,7 +159,7 @@ pub fn resolve_name(
         AgentRef::Path(_) => {}
     }
     future_to_promise(async move {
-        match listing::resolve_name(&store, &root, &text_string, link.signal()).await {
+        match listing::resolve_name(&*store, &root, &text_string, link.signal()).await {
             Ok(id) => Ok(JsValue::from_str(&id)),
             Err(e) => Err(link.error(e)),
         }

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`api`] | the exported functions |
 //! | [`store`] | `JsStore` (any JS object as a core `Store`) and the exported `MemoryStore` |
+//! | [`native`] | the package's own `MemoryStore` recognised and used as the core store |
 //! | [`signal`] | JS `AbortSignal` <-> core `Signal` |
 //! | [`error`] | core `SubagentError` -> JS `SubagentError` (from `js/error.js`) |
 //! | [`convert`] | trap-free JS <-> core conversions |
@@ -21,6 +22,7 @@ pub mod convert;
 pub mod error;
 #[cfg(feature = "runtime")]
 pub mod handles;
+pub mod native;
 #[cfg(feature = "runtime")]
 pub mod ports;
 #[cfg(feature = "runtime")]

@@ -297,6 +297,14 @@ fn promise(outcome: Result<JsValue>) -> Promise {
 #[wasm_bindgen(js_name = MemoryStore)]
 pub struct WasmMemoryStore {
     inner: Rc<MemoryStore>,
+    /// Its key in the native registry (runtimes and listings use the core store directly).
+    key: f64,
+}
+
+impl Drop for WasmMemoryStore {
+    fn drop(&mut self) {
+        super::native::unregister(self.key);
+    }
 }
 
 impl Default for WasmMemoryStore {
@@ -309,7 +317,9 @@ impl Default for WasmMemoryStore {
 impl WasmMemoryStore {
     #[wasm_bindgen(constructor)]
     pub fn new() -> WasmMemoryStore {
-        WasmMemoryStore { inner: Rc::new(MemoryStore::new()) }
+        let inner = Rc::new(MemoryStore::new());
+        let key = super::native::register(&inner);
+        WasmMemoryStore { inner, key }
     }
 
     /// Appends events that carry their `seq` (continuing the log at its length).
