@@ -99,8 +99,7 @@ for entry in node.js web.js workerd.js; do
     -e "s#__STORE_SNIPPET__#./$(dirname "$snippet")/store.js#" "src/wasm/js/$entry" > "$OUT/$entry"
 done
 for entry in node.js web.js workerd.js; do
-  sed -e "s#__SNIPPET__#./$snippet#" -e "s#__STORE_SNIPPET__#./$(dirname "$snippet")/store.js#" \
-    "src/wasm/js/lite/$entry" > "$OUT/lite-$entry"
+  sed -e "s#__SNIPPET__#./$snippet#" "src/wasm/js/lite/$entry" > "$OUT/lite-$entry"
 done
 cp src/wasm/js/lite/lite.d.ts "$OUT/lite.d.ts"
 cp src/wasm/js/index.d.ts "$OUT/index.d.ts"

@@ -8,12 +8,10 @@ use super::convert::{
 };
 use super::error::{invalid, to_js};
 use super::future_to_promise;
-use super::native::native_store;
 use super::signal::Link;
 use super::store::JsStore;
 use crate::catalog;
 use crate::error::{ErrorCode, Result, SubagentError};
-use crate::limits::MAX_STORED_EVENT_BYTES;
 use crate::listing;
 use crate::name::{self, AgentRef};
 use crate::store::Store;
@@ -108,15 +106,21 @@ pub fn project_catalog(
 
 /// Validates a listing call's common arguments and links its signal.
 fn prepare(store: &JsValue, root: &JsValue, options: &JsValue) -> Result<(Box<dyn Store>, String, Link)> {
-    let store: Box<dyn Store> = match native_store(store, "store", MAX_STORED_EVENT_BYTES)? {
-        Some(native) => Box::new(native),
-        None => Box::new(JsStore::new(store, "store")?),
-    };
+    let store = store_arg(store)?;
     let root = id_arg(root, "rootSessionId")?;
     let options = options_arg(options, "options")?;
     let link = Link::from_options(options.as_ref(), "options", true)?;
     link.check()?;
     Ok((store, root, link))
+}
+
+/// The package's own `MemoryStore` natively (the full build), any other store through its methods.
+fn store_arg(store: &JsValue) -> Result<Box<dyn Store>> {
+    #[cfg(feature = "runtime")]
+    if let Some(native) = super::native::native_store(store, "store", crate::limits::MAX_STORED_EVENT_BYTES)? {
+        return Ok(Box::new(native));
+    }
+    Ok(Box::new(JsStore::new(store, "store")?))
 }
 
 /// Every descendant of `rootSessionId`, in stable pre-order.

@@ -15,13 +15,15 @@
 //! | [`ports`] | the agent host, providers, runs, clock and ids over JS objects |
 //! | [`ts`] | the hand-written TypeScript types |
 //!
-//! `runtime` and `ports` need the `runtime` feature (the lite build leaves them out).
+//! `runtime`, `ports`, `handles` and `native` need the `runtime` feature (the lite build leaves
+//! them out: its listings use a MemoryStore through JS, as any store).
 
 pub mod api;
 pub mod convert;
 pub mod error;
 #[cfg(feature = "runtime")]
 pub mod handles;
+#[cfg(feature = "runtime")]
 pub mod native;
 #[cfg(feature = "runtime")]
 pub mod ports;

@@ -26,7 +26,7 @@ use crate::limits::{json_size, MAX_READ_BYTES};
 use crate::name::quote_truncated;
 use crate::store::{MemoryStore, ReadQuery, ReadResult, Store};
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::future::ready;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 
@@ -42,19 +42,20 @@ extern "C" {
 }
 
 thread_local! {
-    /// Every live `MemoryStore` by key. Keys are never reused, so a stale key finds nothing.
-    static STORES: RefCell<HashMap<u64, Weak<MemoryStore>>> = RefCell::new(HashMap::new());
+    /// Every live `MemoryStore` by key (a short list: a Vec is smaller code than a map).
+    /// Keys are never reused, so a stale key finds nothing.
+    static STORES: RefCell<Vec<(f64, Weak<MemoryStore>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Files a new store; its key goes back to [`unregister`] when the store is dropped.
 pub fn register(store: &Rc<MemoryStore>) -> f64 {
     let key = born();
-    STORES.with(|s| s.borrow_mut().insert(key as u64, Rc::downgrade(store)));
+    STORES.with(|s| s.borrow_mut().push((key, Rc::downgrade(store))));
     key
 }
 
 pub fn unregister(key: f64) {
-    STORES.with(|s| s.borrow_mut().remove(&(key as u64)));
+    STORES.with(|s| s.borrow_mut().retain(|(k, _)| *k != key));
     let _ = died(key);
 }
 
@@ -89,7 +90,7 @@ pub fn native_store(value: &JsValue, what: &str, payload_bytes: usize) -> Result
         Ok(key) => key.as_f64().unwrap_or(0.0),
         Err(_) => 0.0,
     };
-    let inner = STORES.with(|s| s.borrow().get(&(key.abs() as u64)).cloned());
+    let inner = STORES.with(|s| s.borrow().iter().find(|(k, _)| *k == key.abs()).map(|(_, w)| w.clone()));
     match inner {
         Some(inner) if key != 0.0 => Ok(Some(NativeStore { inner, _js: value.clone(), payload_bytes })),
         // Another module instance's store, or a freed one (whose pointer is 0).
@@ -146,30 +147,48 @@ impl NativeStore {
                     format!("a flush listener failed for {session:?}: the MemoryStore was freed"),
                 )
             });
-            Box::pin(async move { failed.map_or(Ok(()), Err) })
+            Box::pin(ready(failed.map_or(Ok(()), Err)))
         })
     }
 }
 
+impl NativeStore {
+    fn append_now(&self, session: &str, events: Vec<SessionEvent>) -> Result<()> {
+        let what = || format!("session {}", quote(session));
+        let store = self.live("store.append", what)?;
+        store.append_now(session, events).map_err(|e| passthrough(format!("store.append failed for {}", what()), e))
+    }
+
+    /// One read or a batch of them (`method` names which, for the sentences).
+    fn read_now(&self, sessions: &[String], query: &ReadQuery, method: &str) -> Result<Vec<ReadResult>> {
+        let what = || match sessions {
+            [one] => format!("session {}", quote(one)),
+            _ => format!("{} sessions", sessions.len()),
+        };
+        let store = self.live(method, what)?;
+        query.signal.check().map_err(|e| passthrough(format!("{method} failed for {}", what()), e))?;
+        Ok(sessions
+            .iter()
+            .map(|id| match store.read_now(id, query) {
+                Some(events) => self.within(events, method, id),
+                None => Ok(None),
+            })
+            .collect())
+    }
+}
+
+// Reads are answered at once (no state machine each); an append waits for its first
+// poll. `flush` keeps the default (`false`, as the JS path answers): the core calls only
+// the runtime's flush listeners, see [`NativeStore::flush_listener`].
 impl Store for NativeStore {
     fn append<'a>(&'a self, session: &'a str, events: Vec<SessionEvent>) -> LocalBoxFuture<'a, Result<()>> {
-        Box::pin(async move {
-            let what = || format!("session {}", quote(session));
-            let store = self.live("store.append", what)?;
-            store.append_now(session, events).map_err(|e| passthrough(format!("store.append failed for {}", what()), e))
-        })
+        // Lazy, like the JS path: an append future dropped unpolled writes nothing.
+        Box::pin(async move { self.append_now(session, events) })
     }
 
     fn read<'a>(&'a self, session: &'a str, query: &'a ReadQuery) -> LocalBoxFuture<'a, ReadResult> {
-        Box::pin(async move {
-            let what = || format!("session {}", quote(session));
-            let store = self.live("store.read", what)?;
-            query.signal.check().map_err(|e| passthrough(format!("store.read failed for {}", what()), e))?;
-            match store.read_now(session, query) {
-                Some(events) => self.within(events, "store.read", session),
-                None => Ok(None),
-            }
-        })
+        let one = self.read_now(&[session.to_owned()], query, "store.read");
+        Box::pin(ready(one.and_then(|mut all| all.pop().unwrap_or(Ok(None)))))
     }
 
     fn read_many<'a>(
@@ -177,24 +196,6 @@ impl Store for NativeStore {
         sessions: &'a [String],
         query: &'a ReadQuery,
     ) -> Option<LocalBoxFuture<'a, Result<Vec<ReadResult>>>> {
-        Some(Box::pin(async move {
-            let what = || match sessions {
-                [one] => format!("session {}", quote(one)),
-                _ => format!("{} sessions", sessions.len()),
-            };
-            let store = self.live("store.readMany", what)?;
-            query.signal.check().map_err(|e| passthrough(format!("store.readMany failed for {}", what()), e))?;
-            Ok(sessions
-                .iter()
-                .map(|id| match store.read_now(id, query) {
-                    Some(events) => self.within(events, "store.readMany", id),
-                    None => Ok(None),
-                })
-                .collect())
-        }))
-    }
-
-    fn flush<'a>(&'a self, session: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
-        Box::pin(async move { self.live("store.flush", || format!("session {}", quote(session))).map(|_| false) })
+        Some(Box::pin(ready(self.read_now(sessions, query, "store.readMany"))))
     }
 }

@@ -298,9 +298,11 @@ fn promise(outcome: Result<JsValue>) -> Promise {
 pub struct WasmMemoryStore {
     inner: Rc<MemoryStore>,
     /// Its key in the native registry (runtimes and listings use the core store directly).
+    #[cfg(feature = "runtime")]
     key: f64,
 }
 
+#[cfg(feature = "runtime")]
 impl Drop for WasmMemoryStore {
     fn drop(&mut self) {
         super::native::unregister(self.key);
@@ -318,8 +320,11 @@ impl WasmMemoryStore {
     #[wasm_bindgen(constructor)]
     pub fn new() -> WasmMemoryStore {
         let inner = Rc::new(MemoryStore::new());
-        let key = super::native::register(&inner);
-        WasmMemoryStore { inner, key }
+        WasmMemoryStore {
+            #[cfg(feature = "runtime")]
+            key: super::native::register(&inner),
+            inner,
+        }
     }
 
     /// Appends events that carry their `seq` (continuing the log at its length).

@@ -2,8 +2,7 @@
 // MemoryStore and errors from the small wasm (no runtime). Instantiated
 // synchronously on import, like the full entry.
 import { readFileSync } from 'node:fs';
-import { initSync as glueInitSync, errorCodeList, MemoryStore as GlueMemoryStore } from './subagent_tree_lite.js';
-import { ownMemoryStore } from '__STORE_SNIPPET__';
+import { initSync as glueInitSync, errorCodeList } from './subagent_tree_lite.js';
 
 glueInitSync({ module: readFileSync(new URL('./subagent_tree_lite_bg.wasm', import.meta.url)) });
 
@@ -16,6 +15,3 @@ export async function init() {}
 export function initSync() {}
 export { SubagentError } from '__SNIPPET__';
 export const errorCodes = Object.freeze(errorCodeList());
-// The glue's class, each instance filed as it is made so that runtimes and
-// listings can use it natively (see the snippet's comments).
-export const MemoryStore = ownMemoryStore(GlueMemoryStore);

@@ -2,8 +2,7 @@
 // (names, catalog, listing, resolveName, MemoryStore, errors; no runtime),
 // fetched and instantiated with a top-level await. `<subagent-tree>` loads
 // this entry when it renders from a store.
-import glueInit, { errorCodeList, MemoryStore as GlueMemoryStore } from './subagent_tree_lite.js';
-import { ownMemoryStore } from '__STORE_SNIPPET__';
+import glueInit, { errorCodeList } from './subagent_tree_lite.js';
 
 await glueInit({ module_or_path: new URL('./subagent_tree_lite_bg.wasm', import.meta.url) });
 
@@ -16,6 +15,3 @@ export async function init() {}
 export function initSync() {}
 export { SubagentError } from '__SNIPPET__';
 export const errorCodes = Object.freeze(errorCodeList());
-// The glue's class, each instance filed as it is made so that runtimes and
-// listings can use it natively (see the snippet's comments).
-export const MemoryStore = ownMemoryStore(GlueMemoryStore);

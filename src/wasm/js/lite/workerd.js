@@ -2,8 +2,7 @@
 // imported as a compiled WebAssembly.Module and instantiated synchronously
 // (workerd refuses to compile wasm from bytes). No ids or randomness at top level.
 import wasm from './subagent_tree_lite_bg.wasm';
-import { initSync as glueInitSync, errorCodeList, MemoryStore as GlueMemoryStore } from './subagent_tree_lite.js';
-import { ownMemoryStore } from '__STORE_SNIPPET__';
+import { initSync as glueInitSync, errorCodeList } from './subagent_tree_lite.js';
 
 glueInitSync({ module: wasm });
 
@@ -16,6 +15,3 @@ export async function init() {}
 export function initSync() {}
 export { SubagentError } from '__SNIPPET__';
 export const errorCodes = Object.freeze(errorCodeList());
-// The glue's class, each instance filed as it is made so that runtimes and
-// listings can use it natively (see the snippet's comments).
-export const MemoryStore = ownMemoryStore(GlueMemoryStore);
