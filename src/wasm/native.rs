@@ -1,6 +1,6 @@
 //! The package's own `MemoryStore`, used natively.
 //!
-//! When the store handed to a runtime or a listing call is a live
+//! When the store handed to a runtime or a listing call (full build) is a live
 //! `MemoryStore` of this module whose store methods are still the package's
 //! own, [`NativeStore`] reaches the core store directly instead of converting
 //! every event Rust -> JS -> Rust through its JS methods. The store object is
@@ -13,7 +13,9 @@
 //! A native store keeps every rule the JS path keeps: the same errors (a
 //! store error passes through as the JS `MemoryStore` would have thrown it)
 //! and the read limits `parse_read` applies (each payload within the reader's
-//! `eventPayloadBytes`, one read within [`MAX_READ_BYTES`]).
+//! `eventPayloadBytes`, one read within [`MAX_READ_BYTES`]). Whether a store is
+//! native is decided once, when the runtime is built or the listing starts (as
+//! `readMany`'s presence is): a method replaced later is not seen by it.
 //!
 //! [`JsStore`]: super::store::JsStore
 

@@ -3,10 +3,10 @@
 // its JS methods (each call converts every event Rust -> JS -> Rust).
 //
 // wasm-bindgen's methods trust `this.__wbg_ptr`, which page code can forge
-// or change, so it is never the evidence. The entries export `MemoryStore`
-// as `ownMemoryStore(glue class)`: its constructor files the new object in
-// this module's private WeakMap under the key the bridge's registry gave the
-// store (`born`). `storeKey` then answers from that map and from the object's
+// or change, so it is never the evidence. The full entries export
+// `MemoryStore` as `ownMemoryStore(glue class)`: its constructor files the
+// new object in this module's private WeakMap under the key the bridge's
+// registry gave the store (`born`). `storeKey` then answers from that map and from the object's
 // effective methods, never throwing. Every intrinsic is captured at load.
 // Calling these exports from page code can at worst alias or refuse a live
 // store: a key only ever names a store the bridge holds.
