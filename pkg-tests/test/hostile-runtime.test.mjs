@@ -805,12 +805,10 @@ test('authority attacks are refused with the right code', async () => {
   await rejects(runtime.resolveName(b.agent, 'a/z'), 'UNKNOWN_AGENT');
   assert.equal(await runtime.resolveName(b.agent, z.childId), z.childId);
   await rejects(runtime.sendMessage(b.agent, await runtime.resolveName(b.agent, z.childId), 'x'), 'UNAUTHORIZED');
-  // Controls: the real authorities still work. (The send comes first: an
-  // interrupted b may end its turn and leave residency at once, with a
-  // store that answers synchronously such as the package MemoryStore.)
-  await runtime.sendMessage(b.agent, a.childId, 'cousins and creators are reachable');
+  // Controls: the real authorities still work.
   runtime.interrupt(b.childId, { kind: 'ancestor', agent: root });
   runtime.interrupt(b.childId, { kind: 'ancestor', agent: a.agent });
+  await runtime.sendMessage(b.agent, a.childId, 'cousins and creators are reachable');
   // External runs have no handle.
   // (A run's result settles by the time its dispose does: the SubagentRun contract.)
   runtime.registerProvider({

@@ -20,7 +20,7 @@
 //! [`JsStore`]: super::store::JsStore
 
 use super::convert::is_objectish;
-use super::error::{invalid, to_js, Passthrough};
+use super::error::{invalid, settle, to_js, Passthrough};
 use crate::error::{ErrorCode, HostCause, Result, SubagentError};
 use crate::event::SessionEvent;
 use crate::exec::LocalBoxFuture;
@@ -28,9 +28,9 @@ use crate::limits::{json_size, MAX_READ_BYTES};
 use crate::name::quote_truncated;
 use crate::store::{MemoryStore, ReadQuery, ReadResult, Store};
 use std::cell::RefCell;
-use std::future::ready;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
 
 #[wasm_bindgen(module = "/src/wasm/js/store.js")]
 extern "C" {
@@ -65,6 +65,12 @@ pub fn unregister(key: f64) {
 /// error itself (as the JS `MemoryStore` would have thrown it) for JS callers.
 fn passthrough(context: String, e: SubagentError) -> SubagentError {
     SubagentError::new(e.code, context).with_cause(HostCause(Rc::new(Passthrough(to_js(e)))))
+}
+
+/// The JS path's timing: its answers arrive through `settle` of a settled
+/// Promise (three microtasks), so concurrent turns interleave exactly as before.
+async fn tick() {
+    let _ = JsFuture::from(settle(&js_sys::Promise::resolve(&JsValue::UNDEFINED))).await;
 }
 
 fn quote(session: &str) -> String {
@@ -149,7 +155,10 @@ impl NativeStore {
                     format!("a flush listener failed for {session:?}: the MemoryStore was freed"),
                 )
             });
-            Box::pin(ready(failed.map_or(Ok(()), Err)))
+            Box::pin(async move {
+                tick().await;
+                failed.map_or(Ok(()), Err)
+            })
         })
     }
 }
@@ -179,18 +188,25 @@ impl NativeStore {
     }
 }
 
-// Reads are answered at once (no state machine each); an append waits for its first
-// poll. `flush` keeps the default (`false`, as the JS path answers): the core calls only
-// the runtime's flush listeners, see [`NativeStore::flush_listener`].
+// Each answer is computed when first polled (when the JS path would call the
+// method) and handed back after [`tick`]. `flush` keeps the default (`false`, as the
+// JS path answers): the core calls only the runtime's flush listeners, see
+// [`NativeStore::flush_listener`].
 impl Store for NativeStore {
     fn append<'a>(&'a self, session: &'a str, events: Vec<SessionEvent>) -> LocalBoxFuture<'a, Result<()>> {
-        // Lazy, like the JS path: an append future dropped unpolled writes nothing.
-        Box::pin(async move { self.append_now(session, events) })
+        Box::pin(async move {
+            let done = self.append_now(session, events);
+            tick().await;
+            done
+        })
     }
 
     fn read<'a>(&'a self, session: &'a str, query: &'a ReadQuery) -> LocalBoxFuture<'a, ReadResult> {
-        let one = self.read_now(&[session.to_owned()], query, "store.read");
-        Box::pin(ready(one.and_then(|mut all| all.pop().unwrap_or(Ok(None)))))
+        Box::pin(async move {
+            let one = self.read_now(&[session.to_owned()], query, "store.read");
+            tick().await;
+            one.and_then(|mut all| all.pop().unwrap_or(Ok(None)))
+        })
     }
 
     fn read_many<'a>(
@@ -198,6 +214,10 @@ impl Store for NativeStore {
         sessions: &'a [String],
         query: &'a ReadQuery,
     ) -> Option<LocalBoxFuture<'a, Result<Vec<ReadResult>>>> {
-        Some(Box::pin(ready(self.read_now(sessions, query, "store.readMany"))))
+        Some(Box::pin(async move {
+            let all = self.read_now(sessions, query, "store.readMany");
+            tick().await;
+            all
+        }))
     }
 }
