@@ -95,7 +95,8 @@ snippet=$(cd "$OUT" && ls snippets/*/src/wasm/js/error.js 2>/dev/null | head -1)
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 description=$(sed -n 's/^description = "\(.*\)"/\1/p' Cargo.toml | head -1)
 for entry in node.js web.js workerd.js; do
-  sed -e "s#__SNIPPET__#./$snippet#" -e "s#__RUNTIME_SNIPPET__#./$(dirname "$snippet")/runtime.js#" "src/wasm/js/$entry" > "$OUT/$entry"
+  sed -e "s#__SNIPPET__#./$snippet#" -e "s#__RUNTIME_SNIPPET__#./$(dirname "$snippet")/runtime.js#" \
+    -e "s#__STORE_SNIPPET__#./$(dirname "$snippet")/store.js#" "src/wasm/js/$entry" > "$OUT/$entry"
 done
 for entry in node.js web.js workerd.js; do
   sed -e "s#__SNIPPET__#./$snippet#" "src/wasm/js/lite/$entry" > "$OUT/lite-$entry"

@@ -346,7 +346,8 @@ impl Runtime {
     #[doc(hidden)]
     pub async fn resume_state(&self, id: &str) -> Result<String> {
         let log = self.load_log_kept(id).await?;
-        let mut names: Vec<&String> = log.child_names.iter().collect();
+        // Owned strings: the same sort instance as `Runtime::resident`.
+        let mut names: Vec<String> = log.child_names.iter().cloned().collect();
         names.sort();
         Ok(format!(
             "len {} names {names:?} cwd {:?} start {:?} pending {:?} lost {:?} parked {}",

@@ -235,7 +235,7 @@ impl Runtime {
                         .is_some_and(|p| Rc::ptr_eq(&p, member))
                 };
                 let mut owned: Vec<Rc<Member>> = st.members.values().filter(mine).cloned().collect();
-                owned.sort_by(|a, b| a.id.cmp(&b.id)); // the same program tears down the same way
+                by_id(&mut owned); // the same program tears down the same way
                 owned
             };
             if owned.is_empty() {
@@ -345,7 +345,7 @@ impl Runtime {
                 let deepest = members.iter().map(|m| m.depth).max().unwrap_or(0);
                 members.retain(|m| m.depth == deepest);
                 // In a stable order, so the same program tears down the same way.
-                members.sort_by(|a, b| a.id.cmp(&b.id));
+                by_id(&mut members);
                 for m in &members {
                     self.close(m, true);
                 }
@@ -539,4 +539,9 @@ pub(crate) fn turn_end_payload(r: &SubagentResult, consumed: &[String]) -> Value
         ("diagnostic", r.diagnostic.as_deref().map(Value::from)),
         ("consumed", Some(Value::Array(consumed.iter().map(|id| Value::from(id.as_str())).collect()))),
     ])
+}
+
+/// Members in id order: one sort instance for both teardown orders (each `sort_by` closure is its own copy).
+fn by_id(members: &mut [Rc<Member>]) {
+    members.sort_by(|a, b| a.id.cmp(&b.id));
 }

@@ -14,6 +14,7 @@ use crate::catalog;
 use crate::error::{ErrorCode, Result, SubagentError};
 use crate::listing;
 use crate::name::{self, AgentRef};
+use crate::store::Store;
 use js_sys::{Array, JsString, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -105,13 +106,22 @@ pub fn project_catalog(
 }
 
 /// Validates a listing call's common arguments and links its signal.
-fn prepare(store: &JsValue, root: &JsValue, options: &JsValue) -> Result<(JsStore, String, Link)> {
-    let store = JsStore::new(store, "store")?;
+fn prepare(store: &JsValue, root: &JsValue, options: &JsValue) -> Result<(Box<dyn Store>, String, Link)> {
+    let store = store_arg(store)?;
     let root = id_arg(root, "rootSessionId")?;
     let options = options_arg(options, "options")?;
     let link = Link::from_options(options.as_ref(), "options", true)?;
     link.check()?;
     Ok((store, root, link))
+}
+
+/// The package's own `MemoryStore` natively (the full build), any other store through its methods.
+fn store_arg(store: &JsValue) -> Result<Box<dyn Store>> {
+    #[cfg(feature = "runtime")]
+    if let Some(native) = super::native::native_store(store, "store", crate::limits::MAX_STORED_EVENT_BYTES)? {
+        return Ok(Box::new(native));
+    }
+    Ok(Box::new(JsStore::new(store, "store")?))
 }
 
 /// Every descendant of `rootSessionId`, in stable pre-order.
@@ -126,7 +136,7 @@ pub fn list_descendants(
         Err(e) => return Promise::reject(&to_js(e)),
     };
     future_to_promise(async move {
-        match listing::list_descendants(&store, &root, link.signal()).await {
+        match listing::list_descendants(&*store, &root, link.signal()).await {
             Ok(rows) => Ok(rows_to_js(&rows)),
             Err(e) => Err(link.error(e)),
         }
@@ -154,7 +164,7 @@ pub fn resolve_name(
         AgentRef::Path(_) => {}
     }
     future_to_promise(async move {
-        match listing::resolve_name(&store, &root, &text_string, link.signal()).await {
+        match listing::resolve_name(&*store, &root, &text_string, link.signal()).await {
             Ok(id) => Ok(JsValue::from_str(&id)),
             Err(e) => Err(link.error(e)),
         }

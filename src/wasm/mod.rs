@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`api`] | the exported functions |
 //! | [`store`] | `JsStore` (any JS object as a core `Store`) and the exported `MemoryStore` |
+//! | [`native`] | the package's own `MemoryStore` recognised and used as the core store |
 //! | [`signal`] | JS `AbortSignal` <-> core `Signal` |
 //! | [`error`] | core `SubagentError` -> JS `SubagentError` (from `js/error.js`) |
 //! | [`convert`] | trap-free JS <-> core conversions |
@@ -15,7 +16,8 @@
 //! | [`ports`] | the agent host, providers, runs, clock and ids over JS objects |
 //! | [`ts`] | the hand-written TypeScript types |
 //!
-//! `runtime` and `ports` need the `runtime` feature (the lite build leaves them out).
+//! `runtime`, `ports`, `handles` and `native` need the `runtime` feature (the lite build leaves
+//! them out: its listings use a MemoryStore through JS, as any store).
 
 pub mod api;
 pub mod convert;
@@ -23,6 +25,8 @@ pub mod error;
 pub mod fast;
 #[cfg(feature = "runtime")]
 pub mod handles;
+#[cfg(feature = "runtime")]
+pub mod native;
 #[cfg(feature = "runtime")]
 pub mod ports;
 #[cfg(feature = "runtime")]

@@ -11,6 +11,7 @@ use super::convert::{
 };
 use super::error::{invalid, to_js};
 use super::future_to_promise;
+use super::native::{native_store, NativeStore};
 use super::ports::{flush_listener, JsClock, JsHost, JsIds, JsProvider, JsSpawn};
 use super::signal::Link;
 use super::store::JsStore;
@@ -23,6 +24,7 @@ use crate::runtime::{
     ActivationSpec, Agent, Delivery, Held, InboxMessage, InterruptAuthority, LiveRow, MessageSource, Recovery, Runtime,
     RuntimeEvent, RuntimeOptions, Scheduling, WeakRuntime,
 };
+use crate::store::Store;
 use js_sys::{Array, Function, Object, Promise};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -552,7 +554,12 @@ impl JsRuntime {
         });
         let limits = limits_arg(&get(options, "limits", what)?)?;
         let store_js = get(options, "store", what)?;
-        let store = Rc::new(JsStore::new(&store_js, "options.store")?.with_payload_limit(limits.stored_event_bytes()));
+        let native = native_store(&store_js, "options.store", limits.stored_event_bytes())?;
+        let flush = native.as_ref().map(NativeStore::flush_listener);
+        let store: Rc<dyn Store> = match native {
+            Some(native) => Rc::new(native),
+            None => Rc::new(JsStore::new(&store_js, "options.store")?.with_payload_limit(limits.stored_event_bytes())),
+        };
         let host = Rc::new(JsHost::new(get(options, "host", what)?, id)?);
         let number = |key: &str, default: u32, min: u32, max: u32| -> Result<u32> {
             let v = get(options, key, what)?;
@@ -612,7 +619,9 @@ impl JsRuntime {
             runtime_options,
         );
         // The store's own flush is the first durability listener, when it has one.
-        if let Ok(flush) = get(&store_js, "flush", "options.store") {
+        if let Some(native) = flush {
+            rt.add_flush_listener(native);
+        } else if let Ok(flush) = get(&store_js, "flush", "options.store") {
             if let Ok(flush) = flush.dyn_into::<Function>() {
                 let bound = flush.bind0(&store_js);
                 rt.add_flush_listener(flush_listener(bound));

@@ -313,6 +313,16 @@ fn promise(outcome: Result<JsValue>) -> Promise {
 #[wasm_bindgen(js_name = MemoryStore)]
 pub struct WasmMemoryStore {
     inner: Rc<MemoryStore>,
+    /// Its key in the native registry (runtimes and listings use the core store directly).
+    #[cfg(feature = "runtime")]
+    key: f64,
+}
+
+#[cfg(feature = "runtime")]
+impl Drop for WasmMemoryStore {
+    fn drop(&mut self) {
+        super::native::unregister(self.key);
+    }
 }
 
 impl Default for WasmMemoryStore {
@@ -325,7 +335,12 @@ impl Default for WasmMemoryStore {
 impl WasmMemoryStore {
     #[wasm_bindgen(constructor)]
     pub fn new() -> WasmMemoryStore {
-        WasmMemoryStore { inner: Rc::new(MemoryStore::new()) }
+        let inner = Rc::new(MemoryStore::new());
+        WasmMemoryStore {
+            #[cfg(feature = "runtime")]
+            key: super::native::register(&inner),
+            inner,
+        }
     }
 
     /// Appends events that carry their `seq` (continuing the log at its length).

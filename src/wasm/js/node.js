@@ -1,7 +1,8 @@
 // subagent-tree, Node entry (the `node` export condition): the module is
 // compiled and instantiated synchronously on import, so no init call is needed.
 import { readFileSync } from 'node:fs';
-import { initSync as glueInitSync, errorCodeList } from './subagent_tree.js';
+import { initSync as glueInitSync, errorCodeList, MemoryStore as GlueMemoryStore } from './subagent_tree.js';
+import { ownMemoryStore } from '__STORE_SNIPPET__';
 
 glueInitSync({ module: readFileSync(new URL('./subagent_tree_bg.wasm', import.meta.url)) });
 
@@ -15,3 +16,6 @@ export function initSync() {}
 export { SubagentError } from '__SNIPPET__';
 export { Agent } from '__RUNTIME_SNIPPET__';
 export const errorCodes = Object.freeze(errorCodeList());
+// The glue's class, each instance filed as it is made so that runtimes and
+// listings can use it natively (see the snippet's comments).
+export const MemoryStore = ownMemoryStore(GlueMemoryStore);

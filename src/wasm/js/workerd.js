@@ -4,7 +4,8 @@
 // Nothing here creates ids or randomness at module top level: workerd would
 // kill the worker before it starts.
 import wasm from './subagent_tree_bg.wasm';
-import { initSync as glueInitSync, errorCodeList } from './subagent_tree.js';
+import { initSync as glueInitSync, errorCodeList, MemoryStore as GlueMemoryStore } from './subagent_tree.js';
+import { ownMemoryStore } from '__STORE_SNIPPET__';
 
 glueInitSync({ module: wasm });
 
@@ -18,3 +19,6 @@ export function initSync() {}
 export { SubagentError } from '__SNIPPET__';
 export { Agent } from '__RUNTIME_SNIPPET__';
 export const errorCodes = Object.freeze(errorCodeList());
+// The glue's class, each instance filed as it is made so that runtimes and
+// listings can use it natively (see the snippet's comments).
+export const MemoryStore = ownMemoryStore(GlueMemoryStore);
