@@ -487,7 +487,12 @@ fn validate_node<'v>(node: &Node, value: &'v Value, path: &mut Vec<Seg<'v>>) -> 
     match value {
         Value::Object(entries) => {
             if !node.required.is_empty() {
-                let present: BTreeSet<&str> = entries.iter().map(|(key, _)| key.as_str()).collect();
+                // Inserted one by one: `collect` into a set sorts first (a sort
+                // instance, ~1 KB gzip of wasm); insertion shares the set's code.
+                let mut present: BTreeSet<&str> = BTreeSet::new();
+                for (key, _) in entries {
+                    present.insert(key.as_str());
+                }
                 if let Some(name) = node.required.iter().find(|name| !present.contains(name.as_str())) {
                     return Err(format!("{} must have property {}", pointer(path), quote_truncated(name, 64)));
                 }
