@@ -31,10 +31,10 @@
 
 use crate::err;
 use crate::error::{Result, SubagentError};
-use crate::hash::HashSet;
+use crate::hash::{HashMap, HashSet};
 use crate::json::Value;
 use crate::name::quote_truncated;
-use std::collections::BTreeMap;
+
 use std::fmt::Write;
 
 /// How many levels of `properties`/`items` may sit below the root schema, and
@@ -193,7 +193,7 @@ struct Node {
     types: Option<TypeSet>,
     enum_values: Option<Vec<Value>>,
     const_value: Option<Value>,
-    properties: BTreeMap<String, Node>,
+    properties: HashMap<String, Node>,
     required: Vec<String>,
     additional_properties: bool,
     items: Option<Box<Node>>,
