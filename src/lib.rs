@@ -35,6 +35,7 @@ pub mod catalog;
 pub mod error;
 pub mod event;
 pub mod exec;
+mod hash;
 pub mod json;
 pub mod limits;
 pub mod listing;

@@ -13,10 +13,10 @@
 use crate::catalog::{self, CatalogEntry, Mode};
 use crate::error::{ErrorCode, Result, SubagentError};
 use crate::event;
+use crate::hash::{HashMap, HashSet};
 use crate::name::{self, AgentName, AgentRef};
 use crate::signal::Signal;
 use crate::store::{ReadQuery, ReadResult, Store};
-use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::rc::Rc;
 
@@ -353,8 +353,8 @@ pub async fn list_descendants(store: &dyn Store, root: &str, signal: &Signal) ->
     let root_entries = read_catalog(store, root, signal).await?.unwrap_or_default();
 
     // Read breadth-first, one round trip per level, each distinct id once.
-    let mut catalogs: HashMap<String, Outcome> = HashMap::new();
-    let mut scheduled: HashSet<String> = HashSet::from([root.to_owned()]);
+    let mut catalogs: HashMap<String, Outcome> = HashMap::default();
+    let mut scheduled: HashSet<String> = HashSet::from_iter([root.to_owned()]);
     let schedule = |entries: &[CatalogEntry], level: &mut Vec<String>, scheduled: &mut HashSet<String>| {
         for entry in entries {
             if entry.mode != Mode::External && scheduled.insert(entry.id.clone()) {
@@ -390,7 +390,7 @@ fn assemble(root: &str, root_entries: &[CatalogEntry], catalogs: &HashMap<String
         path: Option<Option<FullName>>,
     }
     let mut rows = Vec::new();
-    let mut seen: HashSet<&str> = HashSet::from([root]);
+    let mut seen: HashSet<&str> = HashSet::from_iter([root]);
     let mut stack = vec![Frame { entries: root_entries, next: 0, parent_id: root, depth: 1, path: Some(None) }];
     while let Some(frame) = stack.last_mut() {
         let Some(entry) = frame.entries.get(frame.next) else {

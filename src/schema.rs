@@ -31,9 +31,10 @@
 
 use crate::err;
 use crate::error::{Result, SubagentError};
+use crate::hash::{HashMap, HashSet};
 use crate::json::Value;
 use crate::name::quote_truncated;
-use std::collections::{BTreeMap, BTreeSet};
+
 use std::fmt::Write;
 
 /// How many levels of `properties`/`items` may sit below the root schema, and
@@ -192,7 +193,7 @@ struct Node {
     types: Option<TypeSet>,
     enum_values: Option<Vec<Value>>,
     const_value: Option<Value>,
-    properties: BTreeMap<String, Node>,
+    properties: HashMap<String, Node>,
     required: Vec<String>,
     additional_properties: bool,
     items: Option<Box<Node>>,
@@ -344,7 +345,7 @@ fn parse_node<'a>(schema: &'a Value, path: &mut Vec<Seg<'a>>, depth: usize) -> R
         let Some(names) = value.as_array() else {
             return Err(bad("must be an array of strings".into()));
         };
-        let mut listed = BTreeSet::new();
+        let mut listed: HashSet<&str> = HashSet::default();
         for name in names {
             let Some(name) = name.as_str() else {
                 return Err(bad("must be an array of strings".into()));
@@ -487,11 +488,10 @@ fn validate_node<'v>(node: &Node, value: &'v Value, path: &mut Vec<Seg<'v>>) -> 
     match value {
         Value::Object(entries) => {
             if !node.required.is_empty() {
-                // Inserted one by one: `collect` would sort first (a stable-sort copy of its own, ~1 KB gzip).
-                let mut present = BTreeSet::new();
-                for (key, _) in entries {
-                    present.insert(key.as_str());
-                }
+                // A hash set (membership only): the crate's other `&str` sets
+                // share its code, where a `BTreeSet` brought its own (and
+                // `collect` into one a sort instance, ~1 KB gzip of wasm).
+                let present: HashSet<&str> = entries.iter().map(|(key, _)| key.as_str()).collect();
                 if let Some(name) = node.required.iter().find(|name| !present.contains(name.as_str())) {
                     return Err(format!("{} must have property {}", pointer(path), quote_truncated(name, 64)));
                 }

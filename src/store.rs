@@ -9,9 +9,9 @@
 use crate::error::{ErrorCode, Result, SubagentError};
 use crate::event::SessionEvent;
 use crate::exec::LocalBoxFuture;
+use crate::hash::HashMap;
 use crate::signal::Signal;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 
 /// What a read asks for.
 #[derive(Clone, Debug, Default)]

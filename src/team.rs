@@ -4,8 +4,8 @@
 
 use crate::error::Result;
 use crate::event::SessionEvent;
+use crate::hash::HashMap;
 use crate::json::Value;
-use std::collections::HashMap;
 
 /// The event type of task board changes.
 pub const TASK_EVENT: &str = "team/task";
@@ -67,7 +67,7 @@ impl TaskChange {
 /// the first free `task-N` only moves forward (ids are never removed).
 pub fn fold(events: &[SessionEvent]) -> Vec<Task> {
     let mut tasks: Vec<Task> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut index: HashMap<String, usize> = HashMap::default();
     let mut free = 1u64; // every `task-N` below it is taken
     for e in events.iter().filter(|e| e.kind == TASK_EVENT) {
         let p = &e.payload;

@@ -14,6 +14,7 @@ use crate::catalog::Mode;
 use crate::error::Result;
 use crate::event::{self, SessionEvent};
 use crate::exec::Deferred;
+use crate::hash::HashSet;
 use crate::json::Value;
 use crate::listing::Row;
 use crate::name::{AgentRef, LEAD};
@@ -22,7 +23,6 @@ use crate::result::normalize_content;
 use crate::result::SubagentResult;
 use crate::signal::Signal;
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
 use std::rc::Rc;
 
 impl Runtime {

@@ -45,12 +45,12 @@ use super::member::InboxMessage;
 use super::{LoadedLog, Runtime};
 use crate::error::Result;
 use crate::event::{self, SessionEvent};
+use crate::hash::{HashMap, HashSet};
 use crate::json::Value;
 use crate::listing::{ChildRow, Row};
 use crate::signal::Signal;
 use crate::store::ReadQuery;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 /// Sessions kept at most, in two generations of half as many: when the

@@ -3,12 +3,12 @@
 pub(crate) use super::machine::Phase;
 use super::machine::{Lane, Life};
 use crate::exec::{AsyncLock, Deferred};
+use crate::hash::HashSet;
 use crate::json::Value;
 use crate::ports::Run;
 use crate::result::SubagentResult;
 use crate::signal::Signal;
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
 use std::fmt;
 use std::rc::{Rc, Weak};
 

@@ -40,6 +40,7 @@ pub use start::{Activation, ActivationSpec};
 use crate::error::{ErrorCode, Result, SubagentError};
 use crate::event::{self, SessionEvent};
 use crate::exec::{Deferred, LocalBoxFuture, Spawn};
+use crate::hash::{HashMap, HashSet};
 use crate::json::Value;
 use crate::listing::{self, Row};
 use crate::name::LEAD;
@@ -49,7 +50,6 @@ use crate::store::{ReadQuery, Store};
 use machine::Tree;
 use member::{Kind, Member, Phase};
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 /// Runtime options.

@@ -287,7 +287,7 @@ impl Runtime {
             // From the creator's kept floor: flat in the number of children it has had.
             // Reservations in a set: many concurrent spawns would make the scan quadratic.
             None => {
-                let reserved: std::collections::HashSet<&str> = reserved.iter().map(String::as_str).collect();
+                let reserved: crate::hash::HashSet<&str> = reserved.iter().map(String::as_str).collect();
                 self.default_name_kept(
                     &parent.id,
                     |n| committed.contains(n),

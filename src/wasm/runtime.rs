@@ -16,6 +16,7 @@ use super::ports::{flush_listener, JsClock, JsHost, JsIds, JsProvider, JsSpawn};
 use super::signal::Link;
 use super::store::JsStore;
 use crate::error::{ErrorCode, Result, SubagentError};
+use crate::hash::HashMap;
 use crate::json::{Value, MAX_SAFE_INTEGER};
 use crate::limits::{Limits, MAX_TREE_DEPTH};
 use crate::ports::Provider;
@@ -27,7 +28,6 @@ use crate::runtime::{
 use crate::store::Store;
 use js_sys::{Array, Function, Object, Promise};
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -38,11 +38,11 @@ pub use super::handles::{make_turn, quiet};
 type JsResult<T> = std::result::Result<T, JsValue>;
 
 thread_local! {
-    static RUNTIMES: RefCell<HashMap<u32, WeakRuntime>> = RefCell::new(HashMap::new());
+    static RUNTIMES: RefCell<HashMap<u32, WeakRuntime>> = RefCell::new(HashMap::default());
     static NEXT_RUNTIME: Cell<u32> = const { Cell::new(1) };
     static DISPATCHER: Cell<bool> = const { Cell::new(false) };
     /// Host holds from `reopen`, until their `release()`: (runtime, token) -> hold.
-    static HOLDS: RefCell<HashMap<(u32, u64), Held>> = RefCell::new(HashMap::new());
+    static HOLDS: RefCell<HashMap<(u32, u64), Held>> = RefCell::new(HashMap::default());
     static NEXT_HOLD: Cell<u64> = const { Cell::new(1) };
 }
 
