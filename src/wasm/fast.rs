@@ -37,8 +37,8 @@ pub fn value(value: &JsValue, max_bytes: usize) -> Option<Value> {
     if !value.is_object() {
         return None;
     }
-    let text = String::from_utf8(value_json(value, MAX_DEPTH as u32, max_bytes as f64).ok()??).ok()?;
-    let parsed = parse(&text, MAX_DEPTH)?;
+    let bytes = value_json(value, MAX_DEPTH as u32, max_bytes as f64).ok()??;
+    let parsed = parse(std::str::from_utf8(&bytes).ok()?, MAX_DEPTH)?;
     (json_size(&parsed) <= max_bytes).then_some(parsed)
 }
 
@@ -46,16 +46,16 @@ pub fn value(value: &JsValue, max_bytes: usize) -> Option<Value> {
 /// array of strings, or undefined), each payload within `payload_bytes` and
 /// all within [`MAX_READ_BYTES`], measured as `convert::event_from_js` measures them.
 pub fn events(list: &JsValue, types: &JsValue, payload_bytes: usize) -> Option<Vec<SessionEvent>> {
-    let text = String::from_utf8(events_json(list, types, MAX_DEPTH as u32, MAX_READ_BYTES as f64).ok()??).ok()?;
+    let bytes = events_json(list, types, MAX_DEPTH as u32, MAX_READ_BYTES as f64).ok()??;
     // Each payload sits two levels down: `[[seq, type, payload], ...]`.
-    events_of(parse(&text, MAX_DEPTH + 2)?, payload_bytes)
+    events_of(parse(std::str::from_utf8(&bytes).ok()?, MAX_DEPTH + 2)?, payload_bytes)
 }
 
 /// A `readMany` answer: per session, as [`events`] reads one, or `None`
 /// (`null`/`undefined`: no such session).
 pub fn event_lists(lists: &JsValue, types: &JsValue, payload_bytes: usize) -> Option<Vec<Option<Vec<SessionEvent>>>> {
     let bytes = event_lists_json(lists, types, MAX_DEPTH as u32, MAX_READ_BYTES as f64).ok()??;
-    let Value::Array(items) = parse(&String::from_utf8(bytes).ok()?, MAX_DEPTH + 3)? else { return None };
+    let Value::Array(items) = parse(std::str::from_utf8(&bytes).ok()?, MAX_DEPTH + 3)? else { return None };
     items
         .into_iter()
         .map(|item| match item {
@@ -93,7 +93,7 @@ pub fn events_to_js(events: &[SessionEvent]) -> Option<JsValue> {
             out.push(',');
         }
         out.push_str("{\"seq\":");
-        out.push_str(&event.seq.to_string());
+        push_integer(&mut out, event.seq);
         out.push_str(",\"type\":");
         write_json_string(&event.kind, &mut out);
         out.push_str(",\"payload\":");
@@ -115,6 +115,21 @@ pub fn value_to_js(value: &Value) -> Option<JsValue> {
     from_json(&out).ok()
 }
 
+/// Decimal digits of `n` (no formatting machinery, which `to_string` brings per type).
+fn push_integer(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| d as char));
+}
+
 fn field(out: &mut String, key: &str, value: &str) {
     out.push_str(",\"");
     out.push_str(key);
@@ -129,7 +144,7 @@ pub fn entries_to_js(entries: &[CatalogEntry]) -> Option<JsValue> {
         out.push_str(if i > 0 { ",{\"id\":" } else { "{\"id\":" });
         write_json_string(&entry.id, &mut out);
         out.push_str(",\"createdAt\":");
-        out.push_str(&entry.created_at.to_string());
+        push_integer(&mut out, entry.created_at);
         field(&mut out, "mode", entry.mode.as_str());
         if let Some(label) = &entry.label {
             field(&mut out, "label", label);
@@ -158,7 +173,7 @@ pub fn rows_to_js(rows: &[Row]) -> Option<JsValue> {
                 field(&mut out, "id", &c.id);
                 field(&mut out, "parentId", &c.parent_id);
                 out.push_str(",\"depth\":");
-                out.push_str(&c.depth.to_string());
+                push_integer(&mut out, c.depth.into());
                 field(&mut out, "mode", c.mode.as_str());
                 if let Some(label) = &c.label {
                     field(&mut out, "label", label);
@@ -183,7 +198,7 @@ pub fn rows_to_js(rows: &[Row]) -> Option<JsValue> {
                 field(&mut out, "id", &d.id);
                 field(&mut out, "parentId", &d.parent_id);
                 out.push_str(",\"depth\":");
-                out.push_str(&d.depth.to_string());
+                push_integer(&mut out, d.depth.into());
                 field(&mut out, "reason", d.reason.as_str());
                 out.push('}');
             }
