@@ -53,8 +53,17 @@ impl Hasher for FxHasher {
     }
 
     fn finish(&self) -> u64 {
-        // The multiply leaves the low bits (the table index) weakly mixed.
-        self.0.rotate_left(26)
+        // A multiply spreads a difference only upwards, so keys that differ
+        // in their last bytes (`agent-1` ... `agent-2000`, `r-s1` ...) would
+        // share the bits hashbrown takes its index and its tag from, and
+        // every probe would compare strings. murmur3's finalizer mixes every
+        // bit into every other.
+        let mut z = self.0;
+        z ^= z >> 33;
+        z = z.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        z ^= z >> 33;
+        z = z.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        z ^ (z >> 33)
     }
 }
 
@@ -69,5 +78,18 @@ mod tests {
         assert_eq!(set.len(), keys.len());
         assert!(keys.iter().all(|k| set.contains(k.as_str())));
         assert!(!set.contains("agent-5000") && !set.contains(""));
+    }
+
+    /// Keys that differ only in their last bytes still differ in the top
+    /// seven bits (hashbrown's tag) and in the low bits (its index).
+    #[test]
+    fn a_difference_in_the_last_bytes_reaches_the_tag_and_the_index() {
+        use std::hash::BuildHasher;
+        let build = std::hash::BuildHasherDefault::<super::FxHasher>::default();
+        let hashes: Vec<u64> = (0..2000).map(|i| build.hash_one(format!("r-s{i}"))).collect();
+        let tags: std::collections::BTreeSet<u64> = hashes.iter().map(|h| h >> 57).collect();
+        let low: std::collections::BTreeSet<u64> = hashes.iter().map(|h| h & 0x3ff).collect();
+        assert!(tags.len() > 100, "{} distinct tags", tags.len());
+        assert!(low.len() > 600, "{} distinct low bits", low.len());
     }
 }
