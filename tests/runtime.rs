@@ -210,6 +210,50 @@ fn a_failed_start_releases_its_name_and_slot() {
     assert_eq!(start(&h, s).unwrap().name, "reviewer");
 }
 
+/// A default-named start that fails gives its number back, even after later
+/// picks moved past it: the creator's kept hint moves back to it.
+#[test]
+fn a_failed_default_start_gives_its_number_back() {
+    let h = Harness::wide();
+    let root = h.root();
+    let fail = Rc::new(Cell::new(true));
+    h.rt.register_provider(Rc::new(Prep { fail: fail.clone() })).unwrap();
+    let failing = || {
+        let mut s = spec(&root, None);
+        s.provider = "prep".into();
+        s
+    };
+    assert_eq!(start(&h, spec(&root, None)).unwrap().name, "agent-1");
+    assert_eq!(start(&h, failing()).unwrap_err().code, ErrorCode::PersistenceUnavailable);
+    assert_eq!(start(&h, spec(&root, None)).unwrap().name, "agent-2");
+
+    // Concurrently: every other start fails while the rest hold their names.
+    let results = Rc::new(std::cell::RefCell::new(Vec::new()));
+    for i in 0..8 {
+        let (rt, out) = (h.rt.clone(), results.clone());
+        let s = if i % 2 == 1 { failing() } else { spec(&root, None) };
+        h.exec.spawn(Box::pin(async move {
+            let r = rt.start_activation(s).await.map(|a| a.name);
+            out.borrow_mut().push(r);
+        }));
+    }
+    h.settle();
+    let mut taken: Vec<String> = vec!["agent-1".into(), "agent-2".into()];
+    for r in results.borrow().iter() {
+        match r {
+            Ok(name) => taken.push(name.clone()),
+            Err(e) => assert_eq!(e.code, ErrorCode::PersistenceUnavailable),
+        }
+    }
+    assert_eq!(taken.len(), 6, "{:?}", results.borrow());
+    let distinct: std::collections::BTreeSet<&String> = taken.iter().collect();
+    assert_eq!(distinct.len(), taken.len(), "names are distinct: {taken:?}");
+    assert_eq!(h.rt.reservation_count(), 0);
+    // The next default name is the first free one over everything committed.
+    let next = start(&h, spec(&root, None)).unwrap().name;
+    assert_eq!(next, subagent_tree::name::default_name(&taken).as_str(), "{taken:?}");
+}
+
 #[test]
 fn cancellation_before_publication_rejects_and_writes_no_catalog_fact() {
     let h = Harness::wide();

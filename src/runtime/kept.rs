@@ -11,8 +11,9 @@
 //!   reads only from `len - 1` on (`fromSeq`) and folds in the events past
 //!   `len`; the one event of overlap must read back as the summary saw it.
 //! - **default-name floors**: per creator, a number below which every
-//!   `agent-N` is committed, so the first free default name is found without
-//!   scanning the creator's names.
+//!   `agent-N` is committed, and a hint below which (from the floor) every
+//!   one is committed or reserved, so the first free default name is found
+//!   without scanning the creator's names or its starts in flight.
 //!
 //! Summaries are kept for logs a resume (or root open) read, not for children
 //! just spawned: most are never resumed, and a summary holds the pending
@@ -72,6 +73,9 @@ pub(crate) struct Kept {
 struct Entry {
     log: Option<LogSummary>,
     floor: usize,
+    /// Every `agent-N` from `floor` to below this is taken (committed or
+    /// reserved): a burst of concurrent default-named starts scans nothing.
+    hint: usize,
     /// The member's listing row under the root it was listed from (rows never
     /// change: catalogs are append-only; `has_children` is not used here).
     row: Option<(String, ChildRow)>,
@@ -366,16 +370,28 @@ impl Runtime {
     ) -> crate::name::AgentName {
         let mut kept = self.0.kept.borrow_mut();
         let entry = kept.entry(parent_id);
-        let (floor, name) = crate::name::first_free_default(entry.floor, committed, taken);
+        let (floor, n, name) = crate::name::first_free_default(entry.floor, entry.hint, committed, taken);
         entry.floor = floor;
+        entry.hint = n + 1;
         name
     }
 
-    /// Forgets a creator's floor (a committed name was withdrawn).
+    /// Forgets a creator's floor and hint (a committed name was withdrawn).
     pub(crate) fn reset_default_floor(&self, parent_id: &str) {
         let kept = &mut *self.0.kept.borrow_mut();
         if let Some(e) = kept.now.get_mut(parent_id).or(kept.old.get_mut(parent_id)) {
             e.floor = 1;
+            e.hint = 0;
+        }
+    }
+
+    /// A reservation of `name` ended without a commit: a default name below
+    /// the hint is free again, so the hint moves back to it.
+    pub(crate) fn default_name_freed(&self, parent_id: &str, name: &str) {
+        let Some(n) = crate::name::default_index(name) else { return };
+        let kept = &mut *self.0.kept.borrow_mut();
+        if let Some(e) = kept.now.get_mut(parent_id).or(kept.old.get_mut(parent_id)) {
+            e.hint = e.hint.min(n);
         }
     }
 }

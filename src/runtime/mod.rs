@@ -181,7 +181,7 @@ pub(crate) struct State {
     pub members: HashMap<String, Rc<Member>>,
     pub trees: HashMap<String, Tree>,
     /// Names reserved by starts in flight, per parent.
-    pub reservations: HashMap<String, Vec<String>>,
+    pub reservations: HashMap<String, HashSet<String>>,
     /// Sessions being created or resumed (guards duplicate ids and double resume).
     pub materializing: Claims,
     /// Host waits for the turn that consumes a message: message id -> (root, answer).
@@ -716,14 +716,14 @@ impl Runtime {
             s.writes,
             s.holds,
             s.live_children,
-            st.reservations.get(session_id).map_or(0, Vec::len),
+            st.reservations.get(session_id).map_or(0, |r| r.len()),
             s.last.is_some(),
         ))
     }
 
     /// Outstanding name reservations (for invariant checks).
     pub fn reservation_count(&self) -> usize {
-        self.0.state.borrow().reservations.values().map(Vec::len).sum()
+        self.0.state.borrow().reservations.values().map(|r| r.len()).sum()
     }
 
     // ---- logs -------------------------------------------------------------

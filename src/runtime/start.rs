@@ -269,12 +269,12 @@ impl Runtime {
         if tree.draining {
             return Err(crate::err!(Draining, "this tree is draining and admits no new children"));
         }
-        let no_reservations = Vec::new();
+        let no_reservations = crate::hash::HashSet::default();
         let reserved = st.reservations.get(&parent.id).unwrap_or(&no_reservations);
         let committed = parent.child_names.borrow();
         let name = match requested_name {
             Some(name) => {
-                if committed.contains(name.as_str()) || reserved.iter().any(|r| r == name.as_str()) {
+                if committed.contains(name.as_str()) || reserved.contains(name.as_str()) {
                     return Err(crate::err!(
                         DuplicateName,
                         "agent name {:?} is already taken among the children of {:?}",
@@ -284,16 +284,13 @@ impl Runtime {
                 }
                 name
             }
-            // From the creator's kept floor: flat in the number of children it has had.
-            // Reservations in a set: many concurrent spawns would make the scan quadratic.
-            None => {
-                let reserved: crate::hash::HashSet<&str> = reserved.iter().map(String::as_str).collect();
-                self.default_name_kept(
-                    &parent.id,
-                    |n| committed.contains(n),
-                    |n| committed.contains(n) || reserved.contains(n),
-                )
-            }
+            // From the creator's kept floor and hint: flat in the number of
+            // children it has had and of its starts in flight.
+            None => self.default_name_kept(
+                &parent.id,
+                |n| committed.contains(n),
+                |n| committed.contains(n) || reserved.contains(n),
+            ),
         };
         drop(committed);
         let child_id = if local {
@@ -310,7 +307,7 @@ impl Runtime {
         } else {
             None
         };
-        st.reservations.entry(parent.id.clone()).or_default().push(name.as_str().to_owned());
+        st.reservations.entry(parent.id.clone()).or_default().insert(name.as_str().to_owned());
         if let Some(tree) = st.trees.get_mut(&parent.root_id) {
             tree.reserve();
         }
@@ -320,11 +317,12 @@ impl Runtime {
     /// Releases the name reservation and the capacity slot; on commit the
     /// name joins the parent's committed names and the slot becomes live.
     fn release_admission(&self, admission: &Admission, committed_child: Option<&str>) {
+        if committed_child.is_none() {
+            self.default_name_freed(&admission.parent.id, admission.name.as_str());
+        }
         let mut st = self.0.state.borrow_mut();
         if let Some(names) = st.reservations.get_mut(&admission.parent.id) {
-            if let Some(i) = names.iter().position(|n| n == admission.name.as_str()) {
-                names.remove(i);
-            }
+            names.remove(admission.name.as_str());
             if names.is_empty() {
                 st.reservations.remove(&admission.parent.id);
             }
