@@ -625,21 +625,20 @@ impl Runtime {
         }
         // Children resumed while this member was cold are its own again: it
         // cannot settle before them, and their notices reach it (child-first).
-        for child in st.members.values() {
-            let orphan = child.parent_id.as_deref() == Some(row.id.as_str())
-                && child
-                    .parent_link
-                    .borrow()
-                    .as_ref()
-                    .and_then(std::rc::Weak::upgrade)
-                    .is_none_or(|p| p.phase() == Phase::Gone)
+        for child in st.children_of(&row.id) {
+            let orphan = child
+                .parent_link
+                .borrow()
+                .as_ref()
+                .and_then(std::rc::Weak::upgrade)
+                .is_none_or(|p| p.phase() == Phase::Gone)
                 && child.phase() != Phase::Gone;
             if orphan {
                 child.parent_link.replace(Some(Rc::downgrade(&member)));
                 member.state.borrow_mut().child_joined();
             }
         }
-        st.members.insert(row.id.clone(), member.clone());
+        st.insert_member(member.clone());
         Ok((member, lost))
     }
 }

@@ -234,7 +234,7 @@ impl Runtime {
                         .and_then(std::rc::Weak::upgrade)
                         .is_some_and(|p| Rc::ptr_eq(&p, member))
                 };
-                let mut owned: Vec<Rc<Member>> = st.members.values().filter(mine).cloned().collect();
+                let mut owned: Vec<Rc<Member>> = st.children_of(&member.id).filter(mine).cloned().collect();
                 by_id(&mut owned); // the same program tears down the same way
                 owned
             };
@@ -267,9 +267,7 @@ impl Runtime {
         member.state.borrow_mut().left();
         {
             let mut st = self.0.state.borrow_mut();
-            if st.members.get(&member.id).is_some_and(|m| Rc::ptr_eq(m, member)) {
-                st.members.remove(&member.id);
-            }
+            st.remove_member(member);
             if let Some(tree) = st.trees.get_mut(&member.root_id) {
                 tree.left();
             }

@@ -178,7 +178,13 @@ pub type FlushListener = Rc<dyn Fn(&str) -> LocalBoxFuture<'static, Result<()>>>
 
 #[derive(Default)]
 pub(crate) struct State {
+    /// Resident members by Session id; changed only through `insert_member`
+    /// and `remove_member`, which keep `children` in step.
     pub members: HashMap<String, Rc<Member>>,
+    /// Session ids of resident members by their `parent_id`: teardown and
+    /// resume find a member's children without scanning every member (a
+    /// drain of n members was n scans of n).
+    children: HashMap<String, HashSet<String>>,
     pub trees: HashMap<String, Tree>,
     /// Names reserved by starts in flight, per parent.
     pub reservations: HashMap<String, HashSet<String>>,
@@ -186,6 +192,37 @@ pub(crate) struct State {
     pub materializing: Claims,
     /// Host waits for the turn that consumes a message: message id -> (root, answer).
     pub answers: HashMap<String, (String, Deferred<Result<crate::SubagentResult>>)>,
+}
+
+impl State {
+    /// Makes `member` the resident member of its Session id.
+    pub fn insert_member(&mut self, member: Rc<Member>) {
+        if let Some(parent) = &member.parent_id {
+            self.children.entry(parent.clone()).or_default().insert(member.id.clone());
+        }
+        self.members.insert(member.id.clone(), member);
+    }
+
+    /// Removes `member` from residency, if it is still the resident one.
+    pub fn remove_member(&mut self, member: &Rc<Member>) {
+        if !self.members.get(&member.id).is_some_and(|m| Rc::ptr_eq(m, member)) {
+            return;
+        }
+        self.members.remove(&member.id);
+        if let Some(parent) = &member.parent_id {
+            if let Some(ids) = self.children.get_mut(parent) {
+                ids.remove(&member.id);
+                if ids.is_empty() {
+                    self.children.remove(parent);
+                }
+            }
+        }
+    }
+
+    /// The resident members whose `parent_id` is `parent`.
+    pub fn children_of<'a>(&'a self, parent: &str) -> impl Iterator<Item = &'a Rc<Member>> + 'a {
+        self.children.get(parent).into_iter().flatten().filter_map(|id| self.members.get(id))
+    }
 }
 
 /// Claimed Session ids, each with the condition a second claimant waits on.
@@ -506,7 +543,7 @@ impl Runtime {
             if st.members.contains_key(&id) {
                 return Err(crate::err!(DuplicateChild, "session {id:?} is already open in this runtime"));
             }
-            st.members.insert(id.clone(), member.clone());
+            st.insert_member(member.clone());
             st.trees.insert(id.clone(), Tree::default());
         }
         if let Some(lost) = lost {
@@ -538,9 +575,7 @@ impl Runtime {
             if let Some(tree) = st.trees.remove(root.session_id()) {
                 tree.changed.set(());
             }
-            if st.members.get(root.session_id()).is_some_and(|m| Rc::ptr_eq(m, &root.0)) {
-                st.members.remove(root.session_id());
-            }
+            st.remove_member(&root.0);
         }
         root.0.state.borrow_mut().phase = Phase::Gone;
         // Answers nobody can give now: their messages stay pending in the logs.
@@ -719,6 +754,23 @@ impl Runtime {
             st.reservations.get(session_id).map_or(0, |r| r.len()),
             s.last.is_some(),
         ))
+    }
+
+    /// Where the children index disagrees with the resident members, if
+    /// anywhere (for invariant checks): every resident member with a parent
+    /// is indexed under it, and every indexed id is resident.
+    pub fn children_index_error(&self) -> Option<String> {
+        let st = self.0.state.borrow();
+        for m in st.members.values() {
+            if let Some(p) = &m.parent_id {
+                if !st.children.get(p).is_some_and(|ids| ids.contains(&m.id)) {
+                    return Some(format!("resident {} is not indexed under its parent {p}", m.id));
+                }
+            }
+        }
+        let indexed: usize = st.children.values().map(|ids| ids.len()).sum();
+        let with_parent = st.members.values().filter(|m| m.parent_id.is_some()).count();
+        (indexed != with_parent).then(|| format!("{indexed} indexed children, {with_parent} resident with a parent"))
     }
 
     /// Outstanding name reservations (for invariant checks).

@@ -643,7 +643,7 @@ impl Runtime {
             parent_link: RefCell::new(Some(Rc::downgrade(parent))),
             state: RefCell::new(super::machine::Life::new(schema)),
         });
-        self.0.state.borrow_mut().members.insert(place.id.to_owned(), member.clone());
+        self.0.state.borrow_mut().insert_member(member.clone());
         self.release_admission(admission, Some(place.id));
         member
     }

@@ -210,6 +210,9 @@ fn run_epoch(
         if alive && epoch.rt.reservation_count() != 0 {
             ctx.violation(format!("{} name reservation(s) left after all work settled", epoch.rt.reservation_count()));
         }
+        if let Some(e) = epoch.rt.children_index_error() {
+            ctx.violation(format!("children index: {e}"));
+        }
         if alive {
             check_idle(ctx, &epoch);
             check_activations(ctx, &epoch, &exec, false);
@@ -316,6 +319,9 @@ fn check_drained(ctx: &Ctx, epoch: &Rc<Epoch>, exec: &crate::exec::LocalExecutor
     }
     if epoch.rt.reservation_count() != 0 {
         ctx.violation(format!("{} reservation(s) left after every tree closed", epoch.rt.reservation_count()));
+    }
+    if let Some(e) = epoch.rt.children_index_error() {
+        ctx.violation(format!("children index after every tree closed: {e}"));
     }
     let open: Vec<(String, (u32, u32))> =
         ctx.lifecycle.borrow().counts.iter().filter(|(_, (s, e))| s != e).map(|(id, c)| (id.clone(), *c)).collect();
