@@ -296,9 +296,61 @@ pub const CATALOG_TYPES: &[&str] = &[event::CATALOG, event::SESSION_START];
 
 /// Reads one session's catalog: `None` when the session does not exist.
 pub async fn read_catalog(store: &dyn Store, session: &str, signal: &Signal) -> Result<Option<Vec<CatalogEntry>>> {
+    Ok(read_catalog_and_creator(store, session, signal).await?.map(|(entries, _)| entries))
+}
+
+/// Reads one session's catalog and the creator its own `session/start` names
+/// (`parentId`; a fork's inherited start is not its own): `None` when the
+/// session does not exist. One read, the same one [`read_catalog`] takes.
+pub async fn read_catalog_and_creator(
+    store: &dyn Store,
+    session: &str,
+    signal: &Signal,
+) -> Result<Option<(Vec<CatalogEntry>, Option<String>)>> {
     let query = ReadQuery::types(CATALOG_TYPES, signal);
-    let events = signal.guard(store.read(session, &query)).await?;
-    decode_read(Ok(events), &query)
+    let Some(mut events) = signal.guard(store.read(session, &query)).await? else { return Ok(None) };
+    events.retain(|e| query.matches(e));
+    let inherited = event::inherited_event_count(&events);
+    let creator = events
+        .iter()
+        .find(|e| e.kind == event::SESSION_START && e.seq == inherited)
+        .and_then(|e| e.payload.get("parentId"))
+        .and_then(crate::json::Value::as_str)
+        .map(str::to_owned);
+    Ok(Some((catalog::project(&events, inherited)?, creator)))
+}
+
+/// The rows a listing gives for the members `ids` (each a child of the one
+/// before it, the first a child of `above`, or of the root when `None`), from
+/// the catalogs that hold them (`catalogs[i]` holds `ids[i]`), without reading
+/// the rest of the tree: as [`list_descendants`] would write them, for a tree
+/// that names no Session id twice. `None` when some catalog does not hold the
+/// next member, or a listing would not descend to it (an external entry on
+/// the way, an id repeated). The last member's own catalog must have decoded
+/// (else a listing shows it as a diagnostic): the caller read it. Every
+/// row's `has_children` is `false` (a listing knows; a resume needs not).
+pub fn chain(root: &str, above: Option<&ChildRow>, ids: &[String], catalogs: &[Vec<CatalogEntry>]) -> Option<Vec<Row>> {
+    if ids.len() != catalogs.len() {
+        return None;
+    }
+    let (mut depth, mut path) = match above {
+        None => (1, Some(None)),
+        Some(row) => (row.depth + 1, row.path.clone().map(Some)),
+    };
+    let top = above.map_or(root, |row| row.id.as_str());
+    let mut parent_id = top.to_owned();
+    let mut seen: HashSet<&str> = HashSet::from_iter([root, top]);
+    let mut rows = Vec::with_capacity(ids.len());
+    for (i, (id, entries)) in ids.iter().zip(catalogs).enumerate() {
+        let entry = entries.iter().find(|e| &e.id == id)?;
+        if !seen.insert(id) || (i + 1 < ids.len() && entry.mode == Mode::External) {
+            return None;
+        }
+        let here = entry_path(&path, entry);
+        rows.push(entry_row(entry, std::mem::replace(&mut parent_id, id.clone()), depth, here.clone()));
+        (depth, path) = (depth + 1, here.map(Some));
+    }
+    Some(rows)
 }
 
 fn decode_read(read: ReadResult, query: &ReadQuery) -> Result<Option<Vec<CatalogEntry>>> {
@@ -402,10 +454,7 @@ fn assemble(root: &str, root_entries: &[CatalogEntry], catalogs: &HashMap<String
             continue; // a repeated id or a cycle
         }
         let (parent_id, depth) = (frame.parent_id.to_owned(), frame.depth);
-        let path = match (&frame.path, &entry.name) {
-            (Some(parent), Some(name)) => Some(FullName::child(parent.as_ref(), name.clone())),
-            _ => None,
-        };
+        let path = entry_path(&frame.path, entry);
         let diagnostic = |reason| {
             Row::Diagnostic(DiagnosticRow { id: entry.id.clone(), parent_id: parent_id.clone(), depth, reason })
         };
@@ -422,20 +471,7 @@ fn assemble(root: &str, root_entries: &[CatalogEntry], catalogs: &HashMap<String
                 continue;
             }
         };
-        rows.push(if entry.mode == Mode::Unknown {
-            diagnostic(DiagnosticReason::Unsupported)
-        } else {
-            Row::Child(ChildRow {
-                id: entry.id.clone(),
-                parent_id,
-                depth,
-                mode: entry.mode,
-                label: entry.label.clone(),
-                name: entry.name.clone(),
-                path: path.clone(),
-                has_children: false,
-            })
-        });
+        rows.push(entry_row(entry, parent_id, depth, path.clone()));
         if let Some(children) = children {
             stack.push(Frame {
                 entries: children,
@@ -454,6 +490,38 @@ fn assemble(root: &str, root_entries: &[CatalogEntry], catalogs: &HashMap<String
         }
     }
     rows
+}
+
+/// A member's full name below the path of its creator (`None` below an
+/// unnamed member, `Some(None)` at the requested root).
+fn entry_path(parent: &Option<Option<FullName>>, entry: &CatalogEntry) -> Option<FullName> {
+    match (parent, &entry.name) {
+        (Some(parent), Some(name)) => Some(FullName::child(parent.as_ref(), name.clone())),
+        _ => None,
+    }
+}
+
+/// The row a listing writes for an entry it can show (an unknown mode is a
+/// diagnostic, still traversed); `has_children` is filled in afterwards.
+fn entry_row(entry: &CatalogEntry, parent_id: String, depth: u32, path: Option<FullName>) -> Row {
+    if entry.mode == Mode::Unknown {
+        return Row::Diagnostic(DiagnosticRow {
+            id: entry.id.clone(),
+            parent_id,
+            depth,
+            reason: DiagnosticReason::Unsupported,
+        });
+    }
+    Row::Child(ChildRow {
+        id: entry.id.clone(),
+        parent_id,
+        depth,
+        mode: entry.mode,
+        label: entry.label.clone(),
+        name: entry.name.clone(),
+        path,
+        has_children: false,
+    })
 }
 
 /// Resolves a model-supplied reference within the tree of `root`: `lead` is

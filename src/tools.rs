@@ -141,8 +141,10 @@ impl Toolset {
         let agent = required_text(input, "agent")?;
         let message = required_text(input, "message")?;
         let target = self.resolve(&agent, signal).await?;
-        let id = self.runtime.send_message(&self.agent, &target.id, Value::from(message), signal).await;
-        let id = id.map_err(|e| self.with_suggestions(e, &agent, &target.rows))?;
+        let id = match self.runtime.send_message(&self.agent, &target.id, Value::from(message), signal).await {
+            Ok(id) => id,
+            Err(e) => return Err(self.with_suggestions(e, &agent, signal).await),
+        };
         Ok(ToolResult::ok(
             format!("Message delivered to {}.", target.name),
             Value::object([
@@ -158,8 +160,7 @@ impl Toolset {
         let target = self.resolve(&agent, signal).await?;
         // One refusal for everything outside the caller's tree, live, cold or absent:
         // whether another tree's session is running is not the caller's to learn.
-        let in_tree = target.id == self.agent.root_id() || target.rows.iter().any(|r| r.row.id() == target.id);
-        if !in_tree {
+        if !target.in_tree {
             return Err(crate::err!(
                 Unauthorized,
                 "{} is not a member of this tree",
@@ -370,39 +371,36 @@ impl Toolset {
     /// Resolves a reference to a member of the caller's tree (`lead` included).
     async fn resolve_member(&self, text: &str, signal: &Signal) -> Result<Resolved> {
         let target = self.resolve(text, signal).await?;
-        let known = target.id == self.agent.root_id() || target.rows.iter().any(|r| r.row.id() == target.id);
-        if known {
+        if target.in_tree {
             Ok(target)
         } else {
-            Err(self.with_suggestions(crate::listing::unknown_agent(text), text, &target.rows))
+            Err(self.with_suggestions(crate::listing::unknown_agent(text), text, signal).await)
         }
     }
 
+    /// A reference as a Session id, with its full name and whether it is a
+    /// member of the caller's tree, reading what a cold resume of it would
+    /// read (the logs on its way up), not the whole tree.
     async fn resolve(&self, text: &str, signal: &Signal) -> Result<Resolved> {
         let root = self.agent.root_id().to_owned();
-        let rows = self.runtime.list_descendants(&root, signal).await?;
         let id = match self.runtime.resolve_name(&self.agent, text, signal).await {
             Ok(id) => id,
-            Err(e) => return Err(self.with_suggestions(e, text, &rows)),
+            Err(e) => return Err(self.with_suggestions(e, text, signal).await),
         };
-        let name = if id == root {
-            LEAD.to_owned()
-        } else {
-            rows.iter()
-                .find_map(|r| match &r.row {
-                    Row::Child(c) if c.id == id => Some(c.path_string().unwrap_or_else(|| c.id.clone())),
-                    _ => None,
-                })
-                .unwrap_or_else(|| id.clone())
-        };
-        Ok(Resolved { id, name, rows })
+        if id == root {
+            return Ok(Resolved { id, name: LEAD.to_owned(), in_tree: true });
+        }
+        let name = self.runtime.member_name(&root, &id, signal).await?;
+        Ok(Resolved { in_tree: name.is_some(), name: name.unwrap_or_else(|| id.clone()), id })
     }
 
-    /// Adds "did you mean" to an unknown or foreign reference.
-    fn with_suggestions(&self, mut e: SubagentError, text: &str, rows: &[LiveRow]) -> SubagentError {
+    /// Adds "did you mean" to an unknown or foreign reference (listing the
+    /// tree: only a refusal pays for that).
+    async fn with_suggestions(&self, mut e: SubagentError, text: &str, signal: &Signal) -> SubagentError {
         if !matches!(e.code, ErrorCode::UnknownAgent | ErrorCode::Unauthorized) {
             return e;
         }
+        let Ok(rows) = self.runtime.list_descendants(self.agent.root_id(), signal).await else { return e };
         let mut names: Vec<String> = vec![LEAD.to_owned()];
         names.extend(rows.iter().filter_map(|r| match &r.row {
             Row::Child(c) => c.path_string(),
@@ -441,7 +439,7 @@ impl Toolset {
 struct Resolved {
     id: String,
     name: String,
-    rows: Vec<LiveRow>,
+    in_tree: bool,
 }
 
 /// Model input quoted in a refusal, bounded so a huge input never comes back whole.

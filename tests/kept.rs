@@ -325,3 +325,119 @@ fn a_second_cold_resume_lists_nothing_and_keeps_the_full_name() {
     let refused = s.run(async move { rt.send_message(&o, &id, Value::from("x"), &Signal::never()).await });
     assert!(refused.is_err(), "outside the other root's tree");
 }
+
+impl SwapStore {
+    /// The sessions read since the last call, in order.
+    fn sessions_read(&self) -> Vec<String> {
+        std::mem::take(&mut *self.reads.borrow_mut()).into_iter().map(|(s, _)| s).collect()
+    }
+}
+
+/// A root with `wide` named children, each with `wide` named children of its own.
+fn wide_tree(s: &Setup, root: &Agent, wide: usize) -> Vec<(String, Vec<String>)> {
+    let mut tree = Vec::new();
+    for i in 0..wide {
+        s.host.hold(&format!("m{i}"));
+        let id = s.spawn(root, Some(&format!("m{i}")));
+        let agent = s.rt.agent(&id).unwrap();
+        let kids = (0..wide).map(|j| s.spawn(&agent, Some(&format!("k{j}")))).collect();
+        s.host.open(&format!("m{i}"));
+        s.exec.run_idle();
+        tree.push((id, kids));
+    }
+    assert_eq!(s.rt.resident(), ["root"], "everything settled");
+    tree
+}
+
+#[test]
+fn a_cold_resume_reads_the_logs_on_its_way_up_not_the_tree() {
+    let store = SwapStore::new(Rc::new(MemoryStore::new()));
+    let built = Setup::over(store.clone(), "a");
+    let root = built.root();
+    let tree = wide_tree(&built, &root, 4);
+    let (creator, kids) = &tree[2];
+
+    // A fresh runtime (nothing kept) over the same logs.
+    let s = Setup::over(SwapStore::new(store.inner()), "b");
+    let root = s.root();
+    s.exec.run_idle();
+    s.store.sessions_read();
+    s.send(&root, &kids[1], "again");
+    s.exec.run_idle();
+    let turn = s.host.turns_of("m2/k1").pop().expect("resumed under its full name");
+    assert_eq!((turn.input.as_slice(), turn.parent_name.as_deref()), (&["again".to_owned()][..], Some("m2")));
+    let mut read = s.store.sessions_read();
+    read.sort();
+    read.dedup();
+    let mut way = vec![kids[1].clone(), creator.clone(), "root".to_owned()];
+    way.sort();
+    assert_eq!(read, way, "only the member, its creator and the root are read");
+
+    // A sibling's walk stops at the creator, whose rows are kept now.
+    s.send(&root, &kids[3], "you too");
+    s.exec.run_idle();
+    assert_eq!(s.host.turns_of("m2/k3").len(), 1);
+    let read = s.store.sessions_read();
+    assert!(!read.contains(&"root".to_owned()), "the root's catalog is not read again: {read:?}");
+    assert!(!read.iter().any(|id| tree.iter().any(|(m, ks)| m != creator && (ks.contains(id) || m == id))));
+}
+
+#[test]
+fn a_start_marker_that_names_the_wrong_creator_is_checked_against_the_catalogs() {
+    let store = SwapStore::new(Rc::new(MemoryStore::new()));
+    let built = Setup::over(store.clone(), "a");
+    let root = built.root();
+    let tree = wide_tree(&built, &root, 2);
+    let (target, liar) = (tree[0].1[0].clone(), tree[1].0.clone());
+    // The member's start marker claims the other creator, whose catalog does not hold it.
+    let forged = replaced(&store.inner(), &target, |mut events| {
+        let start = events.iter_mut().find(|e| e.kind == "session/start").unwrap();
+        if let Value::Object(fields) = &mut start.payload {
+            let parent = fields.iter_mut().find(|(k, _)| k == "parentId").expect("a parentId");
+            parent.1 = Value::from(liar.as_str());
+        }
+        events
+    });
+    let s = Setup::over(SwapStore::new(forged), "b");
+    let root = s.root();
+    s.exec.run_idle();
+    s.send(&root, &target, "who made you");
+    s.exec.run_idle();
+    // The listing decides: it is m0's child, under m0's name.
+    let turn = s.host.turns_of("m0/k0").pop().expect("resumed where the catalogs put it");
+    assert_eq!(turn.parent_name.as_deref(), Some("m0"));
+}
+
+#[test]
+fn the_send_message_tool_reads_the_logs_on_the_way_to_its_target_not_the_tree() {
+    let store = SwapStore::new(Rc::new(MemoryStore::new()));
+    let built = Setup::over(store.clone(), "a");
+    let root = built.root();
+    let tree = wide_tree(&built, &root, 4);
+    let (creator, kids) = &tree[1];
+
+    let s = Setup::over(SwapStore::new(store.inner()), "b");
+    let root = s.root();
+    s.exec.run_idle();
+    s.store.sessions_read();
+    let call = |agent: &str| {
+        let tools = s.rt.tools_for(&root).unwrap();
+        let input = Value::object([("agent", Some(Value::from(agent))), ("message", Some(Value::from("hello")))]);
+        s.run(async move { tools.call(subagent_tree::tools::SEND_MESSAGE, &input, &Signal::never()).await })
+    };
+    let sent = call("m1/k2");
+    assert!(!sent.is_error, "{}", sent.content);
+    assert!(sent.content.contains("m1/k2"), "{}", sent.content);
+    s.exec.run_idle();
+    assert_eq!(s.host.turns_of("m1/k2").len(), 1);
+    let mut read = s.store.sessions_read();
+    read.sort();
+    read.dedup();
+    let mut way = vec![kids[2].clone(), creator.clone(), "root".to_owned()];
+    way.sort();
+    assert_eq!(read, way, "only the target, its creator and the root are read");
+
+    // A refusal still suggests the names close to the typo (that lists the tree).
+    let typo = call("m1/k22");
+    assert!(typo.is_error && typo.content.contains("did you mean `m1/k2`"), "{}", typo.content);
+}

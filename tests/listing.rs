@@ -1090,3 +1090,62 @@ fn full_names_compare_by_text_and_drop_iteratively() {
     drop(deep);
     drop(twin);
 }
+
+// ---------------------------------------------------------------------------
+// One path's rows without the rest of the tree (a cold resume's walk up)
+
+/// `listing::chain` along the catalogs on one path gives the rows a listing
+/// gives for that path, for every listed member of a tree that names no
+/// Session id twice (named, unnamed, unknown-mode and one-shot members on the
+/// way); `None` past an external entry or a catalog that does not hold the member.
+#[test]
+fn a_chain_along_one_path_gives_the_listings_rows_for_it() {
+    let mut t = Tree::new();
+    t.add(ROOT, v3("a", "continuable", "alpha"))
+        .add(ROOT, v0("plain", "continuable"))
+        .add(ROOT, v1_unknown("u"))
+        .add(ROOT, v3("e", "external", "ext"))
+        .add("a", v3("a1", "one-shot", "one"))
+        .add("a", v3("a2", "continuable", "two"))
+        .add("a2", v3("a2x", "continuable", "deep"))
+        .add("plain", v3("p1", "continuable", "below-unnamed"))
+        .add("u", v3("u1", "continuable", "under"))
+        .add("u1", v3("u2", "continuable", "further"));
+    let rows = list_both(&t, ROOT);
+    assert_eq!(rows.len(), 10);
+    let catalog_of = |id: &str| catalog::project_log(t.log(id)).unwrap();
+    let unset = |row: &Row| match row {
+        Row::Child(c) => Row::Child(subagent_tree::ChildRow { has_children: false, ..c.clone() }),
+        d => d.clone(),
+    };
+    for row in &rows {
+        // The path from the root down to `row`, as the listing's rows say.
+        let mut way = vec![row.clone()];
+        while way[0].parent_id() != ROOT {
+            let parent = rows.iter().find(|r| r.id() == way[0].parent_id()).unwrap();
+            way.insert(0, parent.clone());
+        }
+        let ids: Vec<String> = way.iter().map(|r| r.id().to_owned()).collect();
+        let catalogs: Vec<_> = way.iter().map(|r| catalog_of(r.parent_id())).collect();
+        let chain = subagent_tree::listing::chain(ROOT, None, &ids, &catalogs)
+            .unwrap_or_else(|| panic!("no chain to {}", row.id()));
+        let (got, want): (Vec<Row>, Vec<Row>) = (chain.iter().map(unset).collect(), way.iter().map(unset).collect());
+        assert_eq!(render(&got), render(&want), "the way to {}", row.id());
+        assert_eq!(got, want, "the way to {}", row.id());
+        // From the first member's row down: the same rows below it.
+        if let (Row::Child(top), true) = (&way[0], way.len() > 1) {
+            let below = subagent_tree::listing::chain(ROOT, Some(top), &ids[1..], &catalogs[1..]).unwrap();
+            assert_eq!(below.iter().map(unset).collect::<Vec<_>>(), want[1..], "below {}", top.id);
+        }
+    }
+    let chain = |ids: &[&str], parents: &[&str]| {
+        let ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+        let catalogs: Vec<_> = parents.iter().map(|p| catalog_of(p)).collect();
+        subagent_tree::listing::chain(ROOT, None, &ids, &catalogs)
+    };
+    assert!(chain(&["a", "a2"], &[ROOT, "a"]).is_some());
+    assert!(chain(&["a", "p1"], &[ROOT, "a"]).is_none(), "a's catalog does not hold p1");
+    assert!(chain(&["e", "x"], &[ROOT, "e"]).is_none(), "a listing never descends past an external entry");
+    assert!(chain(&["a", "a"], &[ROOT, ROOT]).is_none(), "an id repeated on the way");
+    assert!(chain(&["a"], &[ROOT, "a"]).is_none(), "one catalog per member");
+}

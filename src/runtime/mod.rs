@@ -699,6 +699,24 @@ impl Runtime {
         listing::resolve_name(&*self.0.store, &root, text, signal).await
     }
 
+    /// The full name of member `id` of `root_id`'s tree (its Session id below
+    /// an unnamed creator, or when its catalog entry is only a diagnostic), or
+    /// `None` when it is no member. A resident member answers from memory; else
+    /// found as a cold resume finds it (kept rows, the walk up its creators,
+    /// the listing when the walk cannot be checked), and its rows are kept.
+    pub(crate) async fn member_name(&self, root_id: &str, id: &str, signal: &Signal) -> Result<Option<String>> {
+        let resident =
+            self.0.state.borrow().members.get(id).filter(|m| m.root_id == root_id).map(|m| m.full_name.clone());
+        if resident.is_some() {
+            return Ok(resident);
+        }
+        let rows = self.resume_rows(root_id, id, signal).await?;
+        Ok(rows.iter().find(|r| r.id() == id).map(|r| match r {
+            Row::Child(c) => c.path_string().unwrap_or_else(|| c.id.clone()),
+            Row::Diagnostic(d) => d.id.clone(),
+        }))
+    }
+
     /// The tree below `root_id` in pre-order, with live activity.
     pub async fn list_descendants(&self, root_id: &str, signal: &Signal) -> Result<Vec<LiveRow>> {
         let rows = listing::list_descendants(&*self.0.store, root_id, signal).await?;
