@@ -3,7 +3,8 @@
 //
 // 1. Store writes per spawn, counted per session by a JS store wrapper.
 // 2. Spawn of 1,000 children of one root: sequential (default and explicit
-//    names), concurrent, and children that each run one turn and settle.
+//    names), concurrent, children that each run one turn and settle, and
+//    children whose turns wait (waitForInterrupt) while the others spawn.
 // 3. Message delivery latency: `sendMessage` to an idle member until the JS
 //    host's `runTurn` is called (and until the send resolves).
 // 4. JS heap (and wasm linear memory) per resident member, turns held open.
@@ -216,6 +217,28 @@ console.log(`heap figures ${gc ? 'after forced GC (--expose-gc)' : 'WITHOUT forc
     async run(s) {
       const all = await Promise.all(Array.from({ length: N }, () => s.rt.startActivation(spec(s.root))));
       if (new Set(all.map((a) => a.name)).size !== N) throw new Error('names are not distinct');
+      return s;
+    },
+    teardown: drain,
+  });
+  // Each child's turn blocks in `turn.waitForInterrupt()` until the rest of
+  // the tree is quiet too: every change while others spawn wakes every waiter
+  // (was 49 s for 1,000, each woken waiter scanning every member).
+  await bench('spawn: 1,000 children whose turns wait (waitForInterrupt) until the tree is quiet', 'child', N, {
+    async setup() {
+      const host = {
+        async runTurn(turn) {
+          if (turn.name === 'lead') return { messages: ['ok'] };
+          const end = await turn.waitForInterrupt();
+          return { stopReason: end === 'aborted' ? 'aborted' : 'completed' };
+        },
+      };
+      const rt = runtime(new MemoryStore(), host, { capacity: 2 * N });
+      return { rt, root: await rt.openRoot({ sessionId: 'root' }) };
+    },
+    async run(s) {
+      for (let i = 0; i < N; i++) await s.rt.startActivation(spec(s.root));
+      await s.rt.waitForQuiescence(s.root);
       return s;
     },
     teardown: drain,

@@ -10,7 +10,7 @@
 //! leaves, a message to the member waits for the settlement and then resumes
 //! it, so one session's `subagent/start` and `subagent/end` never interleave.
 
-use super::machine::{Step, Wait};
+use super::machine::{Step, Tree, Wait};
 use super::member::{Kind, Member, MessageSource, Phase};
 use super::{Agent, RunEndInfo, Runtime, RuntimeEvent};
 use crate::catalog::Mode;
@@ -395,13 +395,13 @@ impl Runtime {
         let tree = st.trees.get(root_id)?;
         let quiet = tree.reserved == 0
             && !tree.recovering
-            && st.members.values().filter(|m| m.root_id == root_id).all(|m| {
+            && !working(&st, tree, root_id, &|m| {
                 let s = m.state.borrow();
-                s.writes == 0
-                    && match s.waiting.filter(|_| waiters) {
-                        Some(Wait::Interrupt) => true,
-                        Some(Wait::Steer) => !s.steer_pending(),
-                        None => !m.is_busy(),
+                s.writes > 0
+                    || match s.waiting.filter(|_| waiters) {
+                        Some(Wait::Interrupt) => false,
+                        Some(Wait::Steer) => s.steer_pending(),
+                        None => m.is_busy(),
                     }
             });
         (!quiet).then(|| tree.changed.clone())
@@ -455,8 +455,7 @@ impl Runtime {
             let (busy, changed) = {
                 let st = self.0.state.borrow();
                 let Some(tree) = st.trees.get(root.session_id()) else { return Ok(joined) };
-                let busy = tree.reserved > 0
-                    || st.members.values().any(|m| m.root_id == root.session_id() && !m.is_root() && m.is_busy());
+                let busy = tree.reserved > 0 || working(&st, tree, root.session_id(), &|m| !m.is_root() && m.is_busy());
                 (busy, tree.changed.clone())
             };
             if !busy {
@@ -466,6 +465,18 @@ impl Runtime {
             changed.wait().await;
         }
     }
+}
+
+/// Whether a resident member of `root_id`'s tree is `at_work`: the one found
+/// last time first (it is likely still at work), else any, kept as the next hint.
+fn working(st: &super::State, tree: &Tree, root_id: &str, at_work: &dyn Fn(&Member) -> bool) -> bool {
+    let hinted = tree.working.borrow().as_deref().and_then(|id| st.members.get(id));
+    if hinted.is_some_and(|m| m.root_id == root_id && at_work(m)) {
+        return true;
+    }
+    let found = st.members.values().find(|m| m.root_id == root_id && at_work(m));
+    *tree.working.borrow_mut() = found.map(|m| m.id.clone());
+    found.is_some()
 }
 
 /// Why `Runtime::wait_for_input` returned (the bridge passes the discriminant).

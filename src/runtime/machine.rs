@@ -31,6 +31,7 @@ use crate::exec::Deferred;
 use crate::result::SubagentResult;
 use crate::schema::OutputSchema;
 use crate::signal::Signal;
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
@@ -337,6 +338,11 @@ pub(crate) struct Tree {
     pub recovering: bool,
     /// Fired (and replaced) whenever tree work changes.
     pub changed: Deferred<()>,
+    /// The member a quiet check last found at work, checked first next time:
+    /// while the tree works, every waiter woken by a change finds a witness
+    /// at once instead of scanning every member (n waiters over n members
+    /// made each change cost n * n). Only a hint: "quiet" still scans.
+    pub working: RefCell<Option<String>>,
 }
 
 impl Tree {
