@@ -36,11 +36,13 @@
 //! before `len` consumed counts as pending again (a full read drops it).
 //!
 //! - **rows**: a resumed member's listing row and its creators' rows, so the
-//!   next cold resume of it lists nothing (a listing reads every catalog of
-//!   the tree, each from its log's start). Rows never change once listed:
-//!   catalogs are append-only and a child's entry is written once. A stale
-//!   log summary (below) drops every kept row: the store is not the one they
-//!   were listed from.
+//!   next cold resume of it reads no catalog. A member with no kept rows is
+//!   found by walking up from its log through the creators the start markers
+//!   name, each link checked against the creator's catalog (one read per
+//!   member on the way, not a listing of the tree). Rows never change once
+//!   listed: catalogs are append-only and a child's entry is written once. A
+//!   stale log summary (below) drops every kept row: the store is not the one
+//!   they were listed from.
 
 use super::member::InboxMessage;
 use super::{LoadedLog, Runtime};

@@ -14,7 +14,7 @@
 //! | `deliver.rs` | `send_message`, `prompt`, `ask`, `reopen`, `interrupt`, cold resume |
 //! | `lifecycle.rs` | the driver of turns and settlement: teardown, drain, tree work, quiescence |
 //! | `recovery.rs` | lost turns (`turn/start` with no end) and open-time recovery |
-//! | `kept.rs` | what a resume needs, kept: rows, log summaries, default-name floors |
+//! | `kept.rs` | what a resume needs: its rows (kept, or found walking up its creators), log summaries, default-name floors |
 //!
 //! The rest of this file is the runtime's I/O around those machines: the
 //! store, providers, host and listeners. A member outside residency is
