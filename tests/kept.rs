@@ -441,3 +441,43 @@ fn the_send_message_tool_reads_the_logs_on_the_way_to_its_target_not_the_tree() 
     let typo = call("m1/k22");
     assert!(typo.is_error && typo.content.contains("did you mean `m1/k2`"), "{}", typo.content);
 }
+
+#[test]
+fn a_fork_is_found_through_its_own_start_marker_not_the_inherited_one() {
+    let store = SwapStore::new(Rc::new(MemoryStore::new()));
+    let built = Setup::over(store.clone(), "a");
+    let root = built.root();
+    built.spawn(&root, Some("other")); // a listing would read it too
+    built.host.hold("m0");
+    let m0 = built.spawn(&root, Some("m0"));
+    let m0_agent = built.rt.agent(&m0).unwrap();
+    // m0 finishes a turn and stays resident (it owns a working child), so a
+    // fork of it inherits that turn, m0's own start marker (creator: root) first.
+    built.host.hold("m0/keep");
+    built.spawn(&m0_agent, Some("keep"));
+    built.host.open("m0");
+    built.exec.run_idle();
+    let spec = ActivationSpec::new("fork", &m0_agent, "a fork", "carry on").named("f");
+    let rt = built.rt.clone();
+    let f = built.run(async move { rt.start_activation(spec).await }).unwrap().child_id.clone();
+    built.host.open("m0/keep");
+    built.exec.run_idle();
+    assert_eq!(built.rt.resident(), ["root"], "everything settled");
+    let inherited = store.inner().read_now(&f, &ReadQuery::default()).unwrap();
+    assert_eq!(inherited[0].kind, "session/start", "the fork's log starts with m0's start marker");
+
+    let s = Setup::over(SwapStore::new(store.inner()), "b");
+    let root = s.root();
+    s.exec.run_idle();
+    s.store.sessions_read();
+    s.send(&root, &f, "and then");
+    s.exec.run_idle();
+    let turn = s.host.turns_of("m0/f").pop().expect("resumed under its full name");
+    assert_eq!(turn.parent_name.as_deref(), Some("m0"));
+    let mut read = s.store.sessions_read();
+    read.sort();
+    read.dedup();
+    let mut way = vec![f, m0, "root".to_owned()];
+    way.sort();
+    assert_eq!(read, way, "only the logs on the fork's way up");
+}
