@@ -970,3 +970,71 @@ fn a_turn_waiting_for_input_ends_when_the_rest_of_the_tree_is_quiet_or_on_an_int
     exec.run_idle();
     assert_eq!(*host.1.borrow(), [WaitEnd::Quiet, WaitEnd::Aborted]);
 }
+
+#[test]
+fn waiting_turns_go_on_one_at_a_time_longest_waiting_first_and_a_steer_wakes_its_own_at_once() {
+    use std::cell::RefCell;
+    use subagent_tree::exec::LocalExecutor;
+    use subagent_tree::ports::{AgentHost, Turn, TurnOutcome};
+    use subagent_tree::runtime::{WaitEnd, WeakRuntime};
+    // `h` works until interrupted; `s` waits for a steer; the others for an interrupt only.
+    type Ends = Rc<RefCell<Vec<(String, WaitEnd)>>>;
+    #[derive(Clone, Default)]
+    struct Waiters(Rc<RefCell<Option<WeakRuntime>>>, Ends);
+    impl AgentHost for Waiters {
+        fn run_turn(&self, turn: Turn) -> LocalBoxFuture<'static, Result<TurnOutcome>> {
+            let (rt, ends) = (self.0.borrow().as_ref().and_then(WeakRuntime::upgrade), self.1.clone());
+            Box::pin(async move {
+                match (turn.name.as_str(), rt) {
+                    ("h", _) => {
+                        let _ = turn.signal.guard(std::future::pending::<Result<()>>()).await;
+                    }
+                    ("lead", _) | (_, None) => {}
+                    (name, Some(rt)) => {
+                        let end = rt.wait_for_input(&turn.agent, turn.steer.turn_id(), name == "s").await;
+                        ends.borrow_mut().push((name.to_owned(), end));
+                    }
+                }
+                Ok(TurnOutcome::default())
+            })
+        }
+    }
+    let exec = LocalExecutor::new();
+    let host = Waiters::default();
+    let store = Rc::new(subagent_tree::MemoryStore::new());
+    let options = RuntimeOptions { capacity: 16, ..RuntimeOptions::default() };
+    let rt = subagent_tree::testkit::runtime(store, Rc::new(host.clone()), &exec, "q", options);
+    *host.0.borrow_mut() = Some(rt.downgrade());
+    let start = |name: &'static str| {
+        let r = rt.clone();
+        let root = rt.agent("root").unwrap();
+        let a = exec.run_until(async move { r.start_activation(spec(&root, Some(name))).await.unwrap() }).unwrap();
+        exec.run_idle();
+        a.child_id.clone()
+    };
+    let r = rt.clone();
+    let root = exec.run_until(async move { r.open_root(Some("root".into()), None).await.unwrap() }).unwrap();
+    let h = {
+        let (r, parent) = (rt.clone(), root.clone());
+        exec.run_until(async move { r.start_activation(spec(&parent, Some("h"))).await.unwrap() }).unwrap()
+    };
+    let ids: Vec<String> = ["a", "s", "b", "c"].into_iter().map(start).collect();
+    assert!(host.1.borrow().is_empty(), "h works: nobody's wait ends");
+    // A steered message reaches its waiting turn while the tree works.
+    let (r, parent) = (rt.clone(), root.clone());
+    let s = ids[1].clone();
+    exec.run_until(async move {
+        r.prompt(&parent, &s, Value::from("go"), subagent_tree::runtime::Scheduling::Steer, &Signal::never())
+            .await
+            .unwrap()
+    });
+    exec.run_idle();
+    assert_eq!(*host.1.borrow(), [("s".to_owned(), WaitEnd::Steered)]);
+    // Once h stops, the tree is quiet for the waiters: they go on one at a
+    // time, in the order they began waiting (s's next turn, on the message it
+    // did not take, began its wait last).
+    assert!(rt.interrupt(&h.child_id, InterruptAuthority::Ancestor(&root)).unwrap().signalled);
+    exec.run_idle();
+    let ends: Vec<String> = host.1.borrow().iter().map(|(n, e)| format!("{n}:{e:?}")).collect();
+    assert_eq!(ends, ["s:Steered", "a:Quiet", "b:Quiet", "c:Quiet", "s:Quiet"]);
+}

@@ -376,6 +376,7 @@ impl Runtime {
         // member live is durable in the log and is pending at the next resume.
         target.state.borrow_mut().write_ended(written.is_ok().then_some(message));
         if written.is_ok() {
+            self.wake_own_waiter(target);
             self.emit(RuntimeEvent::Message {
                 root_id: target.root_id.clone(),
                 session_id: target.id.clone(),

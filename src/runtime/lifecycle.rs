@@ -417,10 +417,30 @@ impl Runtime {
         let member = agent.0.clone();
         let current = || member.state.borrow().turn.as_ref().filter(|t| t.id == turn_id).map(|t| t.signal.clone());
         let Some(signal) = current() else { return WaitEnd::Ended };
+        let root = member.root_id.as_str();
+        let ticket = self.0.state.borrow_mut().trees.get_mut(root).map_or(0, |t| {
+            t.next_ticket += 1;
+            t.next_ticket
+        });
         member.state.borrow_mut().waiting = Some(if steer { Wait::Steer } else { Wait::Interrupt });
-        let _unmark = super::OnDrop::new(|| member.state.borrow_mut().waiting = None);
-        // Other waiters may find the tree quiet now that this turn waits too.
-        self.tree_changed(&member.root_id);
+        let _unmark = super::OnDrop::new(|| {
+            let in_line = {
+                let mut s = member.state.borrow_mut();
+                s.waiting = None;
+                s.waiter.take().is_some()
+            };
+            // Left the line without being woken for a quiet moment (steered, aborted).
+            if let (true, Ok(mut st)) = (in_line, self.0.state.try_borrow_mut()) {
+                if let Some(tree) = st.trees.get_mut(root) {
+                    tree.quiet_waiters.retain(|(id, t)| *t != ticket || *id != member.id);
+                }
+            }
+        });
+        // Checked here before anything else can run: if the tree is quiet
+        // now that this turn waits too, this one goes on (as the others
+        // would find once woken), and if it is not quiet for this one, it is
+        // not quiet for any other waiter either, so none is woken.
+        let mut first = true;
         loop {
             if current().is_none() {
                 return WaitEnd::Ended;
@@ -431,14 +451,64 @@ impl Runtime {
             if steer && member.state.borrow().steer_pending() {
                 return WaitEnd::Steered;
             }
-            let Some(changed) = self.unquiet(&member.root_id, true) else { return WaitEnd::Quiet };
+            if self.unquiet(root, true).is_none() {
+                return WaitEnd::Quiet;
+            }
+            let wake = Deferred::new();
+            let in_line = member.state.borrow_mut().waiter.replace((ticket, wake.clone())).is_some();
+            if !in_line {
+                // New in line at the back; woken for a quiet moment that passed: first again.
+                if let Some(tree) = self.0.state.borrow_mut().trees.get_mut(root) {
+                    let entry = (member.id.clone(), ticket);
+                    if first {
+                        tree.quiet_waiters.push_back(entry);
+                    } else {
+                        tree.quiet_waiters.push_front(entry);
+                    }
+                }
+            }
+            first = false;
             let woken = signal.guard(async {
-                changed.wait().await;
+                wake.wait().await;
                 Ok(())
             });
             if woken.await.is_err() {
                 return WaitEnd::Aborted;
             }
+        }
+    }
+
+    /// Wakes the turn that has waited longest in [`Runtime::wait_for_input`]
+    /// when the tree is quiet for it (called on every tree change).
+    pub(crate) fn wake_quiet_waiter(&self, root_id: &str) {
+        let queued = self.0.state.borrow().trees.get(root_id).is_some_and(|t| !t.quiet_waiters.is_empty());
+        if !queued || self.unquiet(root_id, true).is_some() {
+            return;
+        }
+        let wake = {
+            let mut st = self.0.state.borrow_mut();
+            let super::State { trees, members, .. } = &mut *st;
+            let Some(tree) = trees.get_mut(root_id) else { return };
+            loop {
+                let Some((id, ticket)) = tree.quiet_waiters.pop_front() else { break None };
+                let Some(m) = members.get(&id) else { continue };
+                let mut s = m.state.borrow_mut();
+                if s.waiter.as_ref().is_some_and(|(t, _)| *t == ticket) {
+                    break s.waiter.take().map(|(_, wake)| wake);
+                }
+            }
+        };
+        if let Some(wake) = wake {
+            wake.set(());
+        }
+    }
+
+    /// A message landed in `member`'s inbox: a turn of it blocked in
+    /// [`Runtime::wait_for_input`] looks at it (it stays in line).
+    pub(crate) fn wake_own_waiter(&self, member: &Member) {
+        let wake = member.state.borrow().waiter.as_ref().map(|(_, wake)| wake.clone());
+        if let Some(wake) = wake {
+            wake.set(());
         }
     }
 

@@ -121,6 +121,9 @@ pub(crate) struct Life {
     pub holds: usize,
     /// The running turn is blocked in `Runtime::wait_for_input`.
     pub waiting: Option<Wait>,
+    /// That turn's wake and its place in its tree's `quiet_waiters`: present
+    /// while it is in line, taken when it is woken for a quiet moment.
+    pub waiter: Option<(u64, Deferred<()>)>,
 }
 
 impl Life {
@@ -139,6 +142,7 @@ impl Life {
             writes: 0,
             holds: 0,
             waiting: None,
+            waiter: None,
         }
     }
 
@@ -343,6 +347,13 @@ pub(crate) struct Tree {
     /// at once instead of scanning every member (n waiters over n members
     /// made each change cost n * n). Only a hint: "quiet" still scans.
     pub working: RefCell<Option<String>>,
+    /// Turns blocked in `Runtime::wait_for_input`, longest waiting first, as
+    /// (Session id, ticket): a quiet moment wakes only the first (once it
+    /// goes on, its turn works again and the tree is not quiet for the
+    /// rest), so a change costs one wake, not one per waiter. An entry
+    /// whose member no longer waits with that ticket is dropped when reached.
+    pub quiet_waiters: VecDeque<(String, u64)>,
+    pub next_ticket: u64,
 }
 
 impl Tree {

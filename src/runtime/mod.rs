@@ -936,6 +936,7 @@ impl Runtime {
         if let Some(d) = fired {
             d.set(());
         }
+        self.wake_quiet_waiter(root_id);
     }
 }
 

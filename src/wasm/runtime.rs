@@ -1319,7 +1319,9 @@ export interface AgentTurn {
    * Waits until a steered message is pending (then `takeSteered()` it), the
    * turn is signalled (`aborted`) or over (`ended`), or the rest of the tree
    * is quiet: every other member idle or itself waiting (`quiet`), so no
-   * message can come except from the caller. Never resolves on a timer.
+   * message can come except from the caller. Of several waiting turns, the
+   * one that began waiting first goes on; the next once that one is idle or
+   * waiting again. Never resolves on a timer.
    */
   waitForSteered(): Promise<TurnWaitEnd>;
   /** As `waitForSteered`, but steered messages do not end the wait (they stay pending). */
