@@ -504,9 +504,15 @@ impl Runtime {
     }
 
     /// A message landed in `member`'s inbox: a turn of it blocked in
-    /// [`Runtime::wait_for_input`] looks at it (it stays in line).
+    /// [`Runtime::wait_for_input`] for a steer takes it, if it is one. Only
+    /// then: woken for anything else, a waiter could find a quiet moment
+    /// before the one in line ahead of it.
     pub(crate) fn wake_own_waiter(&self, member: &Member) {
-        let wake = member.state.borrow().waiter.as_ref().map(|(_, wake)| wake.clone());
+        let wake = {
+            let s = member.state.borrow();
+            let steered = s.waiting == Some(Wait::Steer) && s.steer_pending();
+            s.waiter.as_ref().filter(|_| steered).map(|(_, wake)| wake.clone())
+        };
         if let Some(wake) = wake {
             wake.set(());
         }
