@@ -2,7 +2,7 @@
 // it installed, else the built pkg/ directly (through its exports map).
 // BENCH_PKG=<dir> loads a built package directory instead (e.g. a copy of an
 // earlier build, for before/after figures).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -12,8 +12,13 @@ const here = dirname(fileURLToPath(import.meta.url));
 export function packageDir() {
   if (process.env.BENCH_PKG) return { dir: resolve(process.env.BENCH_PKG), from: `BENCH_PKG=${process.env.BENCH_PKG}` };
   const installed = join(here, '..', 'node_modules', 'subagent-tree');
-  if (existsSync(join(installed, 'package.json'))) return { dir: installed, from: 'subagent-tree (pkg-tests/node_modules)' };
-  return { dir: join(here, '..', '..', 'pkg'), from: 'pkg/' };
+  const built = join(here, '..', '..', 'pkg');
+  // The copy pkg-tests/run.sh installed is only as new as the last test run:
+  // a pkg/ built since is what was meant (else an old build is measured silently).
+  const wasm = (dir) => join(dir, 'subagent_tree_bg.wasm');
+  const stale = existsSync(wasm(built)) && existsSync(wasm(installed)) && statSync(wasm(built)).mtimeMs > statSync(wasm(installed)).mtimeMs;
+  if (existsSync(join(installed, 'package.json')) && !stale) return { dir: installed, from: 'subagent-tree (pkg-tests/node_modules)' };
+  return { dir: built, from: stale ? 'pkg/ (newer than the copy in pkg-tests/node_modules)' : 'pkg/' };
 }
 
 /** The file an export key (`.`, `./lite`) resolves to under a condition (`node`, `browser`, `workerd`). */
