@@ -184,9 +184,8 @@ impl Runtime {
                 .0
                 .state
                 .borrow()
-                .members
-                .values()
-                .find(|m| m.root_id == root_id && m.path.as_deref() == Some(text) && m.phase() == Phase::Live)
+                .tree_members(root_id)
+                .find(|m| m.path.as_deref() == Some(text) && m.phase() == Phase::Live)
                 .map(|m| m.id.clone()),
         }
     }

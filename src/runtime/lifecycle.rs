@@ -319,15 +319,8 @@ impl Runtime {
         for root in roots {
             let root = root.as_str();
             loop {
-                let mut members: Vec<Rc<Member>> = self
-                    .0
-                    .state
-                    .borrow()
-                    .members
-                    .values()
-                    .filter(|m| m.root_id == root && !m.is_root())
-                    .cloned()
-                    .collect();
+                let mut members: Vec<Rc<Member>> =
+                    self.0.state.borrow().tree_members(root).filter(|m| !m.is_root()).cloned().collect();
                 let reserved = self.0.state.borrow().trees.get(root).map_or(0, |t| t.reserved);
                 if members.is_empty() && reserved == 0 {
                     break;
@@ -550,7 +543,7 @@ fn working(st: &super::State, tree: &Tree, root_id: &str, at_work: &dyn Fn(&Memb
     if hinted.is_some_and(|m| m.root_id == root_id && at_work(m)) {
         return true;
     }
-    let found = st.members.values().find(|m| m.root_id == root_id && at_work(m));
+    let found = st.tree_members(root_id).find(|m| at_work(m));
     *tree.working.borrow_mut() = found.map(|m| m.id.clone());
     found.is_some()
 }

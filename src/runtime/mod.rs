@@ -185,6 +185,10 @@ pub(crate) struct State {
     /// resume find a member's children without scanning every member (a
     /// drain of n members was n scans of n).
     children: HashMap<String, HashSet<String>>,
+    /// Session ids of resident members by their tree root (the root's own
+    /// included): quiet checks, drains and name lookups read one tree, not
+    /// every tree a runtime hosts.
+    by_root: HashMap<String, HashSet<String>>,
     pub trees: HashMap<String, Tree>,
     /// Names reserved by starts in flight, per parent.
     pub reservations: HashMap<String, HashSet<String>>,
@@ -200,6 +204,7 @@ impl State {
         if let Some(parent) = &member.parent_id {
             self.children.entry(parent.clone()).or_default().insert(member.id.clone());
         }
+        self.by_root.entry(member.root_id.clone()).or_default().insert(member.id.clone());
         self.members.insert(member.id.clone(), member);
     }
 
@@ -210,18 +215,28 @@ impl State {
         }
         self.members.remove(&member.id);
         if let Some(parent) = &member.parent_id {
-            if let Some(ids) = self.children.get_mut(parent) {
-                ids.remove(&member.id);
-                if ids.is_empty() {
-                    self.children.remove(parent);
-                }
-            }
+            unindex(&mut self.children, parent, &member.id);
         }
+        unindex(&mut self.by_root, &member.root_id, &member.id);
     }
 
     /// The resident members whose `parent_id` is `parent`.
     pub fn children_of<'a>(&'a self, parent: &str) -> impl Iterator<Item = &'a Rc<Member>> + 'a {
         self.children.get(parent).into_iter().flatten().filter_map(|id| self.members.get(id))
+    }
+
+    /// The resident members of `root_id`'s tree, the root included.
+    pub fn tree_members<'a>(&'a self, root_id: &str) -> impl Iterator<Item = &'a Rc<Member>> + 'a {
+        self.by_root.get(root_id).into_iter().flatten().filter_map(|id| self.members.get(id))
+    }
+}
+
+fn unindex(index: &mut HashMap<String, HashSet<String>>, key: &str, id: &str) {
+    if let Some(ids) = index.get_mut(key) {
+        ids.remove(id);
+        if ids.is_empty() {
+            index.remove(key);
+        }
     }
 }
 
@@ -774,9 +789,9 @@ impl Runtime {
         ))
     }
 
-    /// Where the children index disagrees with the resident members, if
-    /// anywhere (for invariant checks): every resident member with a parent
-    /// is indexed under it, and every indexed id is resident.
+    /// Where the children or the root index disagrees with the resident
+    /// members, if anywhere (for invariant checks): every resident member is
+    /// indexed under its parent (if any) and its root, and every indexed id is resident.
     pub fn children_index_error(&self) -> Option<String> {
         let st = self.0.state.borrow();
         for m in st.members.values() {
@@ -788,7 +803,16 @@ impl Runtime {
         }
         let indexed: usize = st.children.values().map(|ids| ids.len()).sum();
         let with_parent = st.members.values().filter(|m| m.parent_id.is_some()).count();
-        (indexed != with_parent).then(|| format!("{indexed} indexed children, {with_parent} resident with a parent"))
+        if indexed != with_parent {
+            return Some(format!("{indexed} indexed children, {with_parent} resident with a parent"));
+        }
+        for m in st.members.values() {
+            if !st.by_root.get(&m.root_id).is_some_and(|ids| ids.contains(&m.id)) {
+                return Some(format!("resident {} is not indexed under its root {}", m.id, m.root_id));
+            }
+        }
+        let in_trees: usize = st.by_root.values().map(|ids| ids.len()).sum();
+        (in_trees != st.members.len()).then(|| format!("{in_trees} indexed by root, {} resident", st.members.len()))
     }
 
     /// Outstanding name reservations (for invariant checks).
