@@ -331,6 +331,21 @@ impl SwapStore {
     fn sessions_read(&self) -> Vec<String> {
         std::mem::take(&mut *self.reads.borrow_mut()).into_iter().map(|(s, _)| s).collect()
     }
+
+    /// The distinct sessions read since the last call, sorted.
+    fn distinct_reads(&self) -> Vec<String> {
+        let mut read = self.sessions_read();
+        read.sort();
+        read.dedup();
+        read
+    }
+}
+
+/// `ids`, sorted (to compare with `distinct_reads`).
+fn sorted(ids: &[&str]) -> Vec<String> {
+    let mut ids: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+    ids.sort();
+    ids
 }
 
 /// A root with `wide` named children, each with `wide` named children of its own.
@@ -366,12 +381,11 @@ fn a_cold_resume_reads_the_logs_on_its_way_up_not_the_tree() {
     s.exec.run_idle();
     let turn = s.host.turns_of("m2/k1").pop().expect("resumed under its full name");
     assert_eq!((turn.input.as_slice(), turn.parent_name.as_deref()), (&["again".to_owned()][..], Some("m2")));
-    let mut read = s.store.sessions_read();
-    read.sort();
-    read.dedup();
-    let mut way = vec![kids[1].clone(), creator.clone(), "root".to_owned()];
-    way.sort();
-    assert_eq!(read, way, "only the member, its creator and the root are read");
+    assert_eq!(
+        s.store.distinct_reads(),
+        sorted(&[&kids[1], creator, "root"]),
+        "only the member, its creator and the root are read"
+    );
 
     // A sibling's walk stops at the creator, whose rows are kept now.
     s.send(&root, &kids[3], "you too");
@@ -430,12 +444,11 @@ fn the_send_message_tool_reads_the_logs_on_the_way_to_its_target_not_the_tree() 
     assert!(sent.content.contains("m1/k2"), "{}", sent.content);
     s.exec.run_idle();
     assert_eq!(s.host.turns_of("m1/k2").len(), 1);
-    let mut read = s.store.sessions_read();
-    read.sort();
-    read.dedup();
-    let mut way = vec![kids[2].clone(), creator.clone(), "root".to_owned()];
-    way.sort();
-    assert_eq!(read, way, "only the target, its creator and the root are read");
+    assert_eq!(
+        s.store.distinct_reads(),
+        sorted(&[&kids[2], creator, "root"]),
+        "only the target, its creator and the root are read"
+    );
 
     // A refusal still suggests the names close to the typo (that lists the tree).
     let typo = call("m1/k22");
@@ -474,10 +487,5 @@ fn a_fork_is_found_through_its_own_start_marker_not_the_inherited_one() {
     s.exec.run_idle();
     let turn = s.host.turns_of("m0/f").pop().expect("resumed under its full name");
     assert_eq!(turn.parent_name.as_deref(), Some("m0"));
-    let mut read = s.store.sessions_read();
-    read.sort();
-    read.dedup();
-    let mut way = vec![f, m0, "root".to_owned()];
-    way.sort();
-    assert_eq!(read, way, "only the logs on the fork's way up");
+    assert_eq!(s.store.distinct_reads(), sorted(&[&f, &m0, "root"]), "only the logs on the fork's way up");
 }

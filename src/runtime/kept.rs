@@ -327,7 +327,7 @@ impl Runtime {
         Ok(rows)
     }
 
-    /// The kept rows from `root` down to `id`, when every one is kept.
+    /// The kept rows from `root` down to `id` (never empty, all children), when every one is kept.
     fn kept_chain(&self, root: &str, id: &str) -> Option<Vec<Row>> {
         let mut kept = self.0.kept.borrow_mut();
         let mut chain = Vec::new();
@@ -373,17 +373,12 @@ impl Runtime {
         };
         ids.reverse();
         catalogs.reverse();
-        let (mut rows, top) = match above {
-            None => (Vec::new(), None),
-            Some(chain) => match chain.last() {
-                Some(Row::Child(top)) => {
-                    let top = top.clone();
-                    (chain, Some(top))
-                }
-                _ => return Ok(None),
-            },
+        let mut rows = above.unwrap_or_default();
+        let top = match rows.last() {
+            Some(Row::Child(top)) => Some(top),
+            _ => None,
         };
-        let Some(below) = crate::listing::chain(root, top.as_ref(), &ids, &catalogs) else { return Ok(None) };
+        let Some(below) = crate::listing::chain(root, top, &ids, &catalogs) else { return Ok(None) };
         rows.extend(below);
         Ok(Some(rows))
     }

@@ -425,7 +425,7 @@ impl Runtime {
             // Left the line without being woken for a quiet moment (steered, aborted).
             if let (true, Ok(mut st)) = (in_line, self.0.state.try_borrow_mut()) {
                 if let Some(tree) = st.trees.get_mut(root) {
-                    tree.quiet_waiters.retain(|(id, t)| *t != ticket || *id != member.id);
+                    tree.quiet_waiters.retain(|&(_, t)| t != ticket);
                 }
             }
         });

@@ -794,25 +794,24 @@ impl Runtime {
     /// indexed under its parent (if any) and its root, and every indexed id is resident.
     pub fn children_index_error(&self) -> Option<String> {
         let st = self.0.state.borrow();
+        let indexed = |index: &HashMap<String, HashSet<String>>, key: &str, id: &str| {
+            index.get(key).is_some_and(|ids| ids.contains(id))
+        };
         for m in st.members.values() {
-            if let Some(p) = &m.parent_id {
-                if !st.children.get(p).is_some_and(|ids| ids.contains(&m.id)) {
-                    return Some(format!("resident {} is not indexed under its parent {p}", m.id));
-                }
+            if let Some(p) = m.parent_id.as_deref().filter(|p| !indexed(&st.children, p, &m.id)) {
+                return Some(format!("resident {} is not indexed under its parent {p}", m.id));
             }
-        }
-        let indexed: usize = st.children.values().map(|ids| ids.len()).sum();
-        let with_parent = st.members.values().filter(|m| m.parent_id.is_some()).count();
-        if indexed != with_parent {
-            return Some(format!("{indexed} indexed children, {with_parent} resident with a parent"));
-        }
-        for m in st.members.values() {
-            if !st.by_root.get(&m.root_id).is_some_and(|ids| ids.contains(&m.id)) {
+            if !indexed(&st.by_root, &m.root_id, &m.id) {
                 return Some(format!("resident {} is not indexed under its root {}", m.id, m.root_id));
             }
         }
-        let in_trees: usize = st.by_root.values().map(|ids| ids.len()).sum();
-        (in_trees != st.members.len()).then(|| format!("{in_trees} indexed by root, {} resident", st.members.len()))
+        let count = |index: &HashMap<String, HashSet<String>>| index.values().map(|ids| ids.len()).sum::<usize>();
+        let with_parent = st.members.values().filter(|m| m.parent_id.is_some()).count();
+        if count(&st.children) != with_parent {
+            return Some(format!("{} indexed children, {with_parent} resident with a parent", count(&st.children)));
+        }
+        (count(&st.by_root) != st.members.len())
+            .then(|| format!("{} indexed by root, {} resident", count(&st.by_root), st.members.len()))
     }
 
     /// Outstanding name reservations (for invariant checks).
