@@ -419,13 +419,10 @@ fn case_spawn() {
             let done = Rc::new(Cell::new(0usize));
             for _ in 0..N {
                 let (rt, r, done) = (b.rt.clone(), root.clone(), done.clone());
-                subagent_tree::exec::Spawn::spawn(
-                    &b.exec,
-                    Box::pin(async move {
-                        rt.start_activation(spawn_spec(&r, None)).await.unwrap();
-                        done.set(done.get() + 1);
-                    }),
-                );
+                b.exec.spawn(Box::pin(async move {
+                    rt.start_activation(spawn_spec(&r, None)).await.unwrap();
+                    done.set(done.get() + 1);
+                }));
             }
             b.exec.run_idle();
             assert_eq!(done.get(), N);
@@ -480,13 +477,10 @@ fn case_message() {
             let accepted: Rc<Cell<Option<Instant>>> = Rc::default();
             let (rt, s, t, acc) = (b.rt.clone(), sender.clone(), target.to_owned(), accepted.clone());
             let t0 = Instant::now();
-            subagent_tree::exec::Spawn::spawn(
-                &b.exec,
-                Box::pin(async move {
-                    rt.send_message(&s, &t, Value::from("ping"), &Signal::never()).await.unwrap();
-                    acc.set(Some(Instant::now()));
-                }),
-            );
+            b.exec.spawn(Box::pin(async move {
+                rt.send_message(&s, &t, Value::from("ping"), &Signal::never()).await.unwrap();
+                acc.set(Some(Instant::now()));
+            }));
             b.exec.run_idle();
             let started = b.host.last_start_of(target_name).expect("the turn started");
             assert!(started >= t0);

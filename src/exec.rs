@@ -1,30 +1,45 @@
-//! A tiny single-threaded executor for native callers (tests, benchmarks, the
-//! simulation). The core itself never picks an executor: it only returns
-//! futures and, where it must run work in the background, asks the host's
-//! [`Spawn`] port. In wasm the bridge spawns onto the JS microtask queue.
+//! Executors for the core. A [`Runtime`](crate::runtime::Runtime) owns its
+//! background work (turns, teardowns, recoveries, detached operations) as a
+//! [`Tasks`] set, run only while its [`Driver`] is polled: the host drives one
+//! future and the core asks it for nothing else (no spawn port). Natively the
+//! driver runs on a [`LocalExecutor`] (tests, benchmarks, the simulation); in
+//! wasm the bridge runs it on the JS microtask queue. Dropping the driver
+//! drops every task it holds, which is how a simulated crash ends a runtime.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
 pub type LocalBoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 
-/// Runs background work for the core.
-pub trait Spawn {
-    fn spawn(&self, task: LocalBoxFuture<'static, ()>);
+type Task = Rc<RefCell<Option<LocalBoxFuture<'static, ()>>>>;
+
+/// Tasks ready to poll, and who polls them (a driver's waker, when nested in
+/// another executor).
+#[derive(Default)]
+struct Ready {
+    queue: VecDeque<usize>,
+    driver: Option<Waker>,
 }
 
-type Task = Rc<RefCell<Option<LocalBoxFuture<'static, ()>>>>;
+impl Ready {
+    fn push(&mut self, id: usize) {
+        self.queue.push_back(id);
+        if let Some(w) = &self.driver {
+            w.wake_by_ref();
+        }
+    }
+}
 
 struct Flag {
     woken: AtomicBool,
     id: usize,
-    queue: Arc<Mutex<VecDeque<usize>>>,
+    ready: Arc<Mutex<Ready>>,
 }
 
 impl Wake for Flag {
@@ -33,8 +48,8 @@ impl Wake for Flag {
     }
     fn wake_by_ref(self: &Arc<Self>) {
         if !self.woken.swap(true, Ordering::SeqCst) {
-            if let Ok(mut q) = self.queue.lock() {
-                q.push_back(self.id);
+            if let Ok(mut r) = self.ready.lock() {
+                r.push(self.id);
             }
         }
     }
@@ -46,19 +61,15 @@ impl Wake for Flag {
 #[derive(Clone, Default)]
 pub struct LocalExecutor {
     inner: Rc<RefCell<ExecState>>,
-    ready: Arc<Mutex<VecDeque<usize>>>,
+    ready: Arc<Mutex<Ready>>,
 }
 
 #[derive(Default)]
 struct ExecState {
     tasks: Vec<Option<(Task, Arc<Flag>)>>,
     pending: Vec<LocalBoxFuture<'static, ()>>,
-}
-
-impl Spawn for LocalExecutor {
-    fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
-        self.inner.borrow_mut().pending.push(task);
-    }
+    /// Tasks spawned and not yet finished.
+    live: usize,
 }
 
 impl LocalExecutor {
@@ -66,16 +77,52 @@ impl LocalExecutor {
         Self::default()
     }
 
+    /// Queues `task`; it first runs at the next `run_ready`.
+    pub fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
+        {
+            let mut state = self.inner.borrow_mut();
+            state.pending.push(task);
+            state.live += 1;
+        }
+        if let Ok(r) = self.ready.lock() {
+            if let Some(w) = &r.driver {
+                w.wake_by_ref();
+            }
+        }
+    }
+
+    /// Runs `task` at once, in the caller's turn, up to its first wait; the
+    /// rest runs as a task. An operation that does not wait (a store that
+    /// answers at once) finishes here, as if called inline.
+    pub fn spawn_now(&self, task: LocalBoxFuture<'static, ()>) {
+        let id = {
+            let mut state = self.inner.borrow_mut();
+            state.tasks.push(None);
+            state.live += 1;
+            state.tasks.len() - 1
+        };
+        let flag = Arc::new(Flag { woken: AtomicBool::new(false), id, ready: self.ready.clone() });
+        let waker = Waker::from(flag.clone());
+        let mut task = task;
+        let polled = task.as_mut().poll(&mut Context::from_waker(&waker));
+        let mut state = self.inner.borrow_mut();
+        match polled {
+            Poll::Ready(()) => state.live -= 1,
+            // Woken meanwhile, the flag already queued its id: it runs in the round.
+            Poll::Pending => state.tasks[id] = Some((Rc::new(RefCell::new(Some(task))), flag)),
+        }
+    }
+
     fn admit_pending(&self) {
         let pending = std::mem::take(&mut self.inner.borrow_mut().pending);
         for fut in pending {
             let mut state = self.inner.borrow_mut();
             let id = state.tasks.len();
-            let flag = Arc::new(Flag { woken: AtomicBool::new(true), id, queue: self.ready.clone() });
+            let flag = Arc::new(Flag { woken: AtomicBool::new(true), id, ready: self.ready.clone() });
             state.tasks.push(Some((Rc::new(RefCell::new(Some(fut))), flag)));
             drop(state);
-            if let Ok(mut q) = self.ready.lock() {
-                q.push_back(id);
+            if let Ok(mut r) = self.ready.lock() {
+                r.queue.push_back(id);
             }
         }
     }
@@ -83,10 +130,21 @@ impl LocalExecutor {
     /// Polls ready tasks until none is ready. Returns whether any ran.
     pub fn run_ready(&self) -> bool {
         let mut ran = false;
-        loop {
-            self.admit_pending();
-            let next = self.ready.lock().ok().and_then(|mut q| q.pop_front());
-            let Some(id) = next else { return ran };
+        while self.run_round(usize::MAX) {
+            ran = true;
+        }
+        ran
+    }
+
+    /// Polls the tasks ready now (at most `limit`), not those they wake or
+    /// spawn. Returns whether any ran.
+    fn run_round(&self, limit: usize) -> bool {
+        self.admit_pending();
+        let round = self.ready.lock().map_or(0, |r| r.queue.len()).min(limit);
+        let mut ran = false;
+        for _ in 0..round {
+            let next = self.ready.lock().ok().and_then(|mut r| r.queue.pop_front());
+            let Some(id) = next else { break };
             let entry = self.inner.borrow().tasks.get(id).cloned().flatten();
             let Some((task, flag)) = entry else { continue };
             flag.woken.store(false, Ordering::SeqCst);
@@ -96,11 +154,23 @@ impl LocalExecutor {
             if let Some(mut fut) = fut {
                 ran = true;
                 match fut.as_mut().poll(&mut cx) {
-                    Poll::Ready(()) => self.inner.borrow_mut().tasks[id] = None,
+                    Poll::Ready(()) => {
+                        let mut state = self.inner.borrow_mut();
+                        state.tasks[id] = None;
+                        state.live -= 1;
+                        drop(state);
+                        drop(fut); // outside the borrow: a task's drop may spawn
+                    }
                     Poll::Pending => *task.borrow_mut() = Some(fut),
                 }
             }
         }
+        ran
+    }
+
+    /// Whether a task is ready or newly spawned.
+    fn has_ready(&self) -> bool {
+        !self.inner.borrow().pending.is_empty() || self.ready.lock().is_ok_and(|r| !r.queue.is_empty())
     }
 
     /// Drives `fut` and every spawned task until `fut` completes. Returns
@@ -126,6 +196,138 @@ impl LocalExecutor {
     /// Runs until no task is ready.
     pub fn run_idle(&self) {
         while self.run_ready() {}
+    }
+}
+
+/// A runtime's own background work: a spawn handle that does not keep the
+/// tasks alive (they live in the [`Driver`]; a task holds the runtime, so a
+/// strong handle here would be a cycle).
+#[derive(Clone)]
+pub struct Tasks(Weak<DriverState>);
+
+struct DriverState {
+    exec: LocalExecutor,
+    /// Set when the owner is gone: the driver ends once its last task has.
+    closed: Cell<bool>,
+}
+
+/// Runs a runtime's background work while polled; see the module doc. It
+/// ends once the runtime is dropped and its last task has finished.
+#[must_use = "a runtime does no background work until its driver is polled"]
+pub struct Driver(Rc<DriverState>);
+
+/// A new task set and the driver that runs it.
+pub fn tasks() -> (Tasks, Driver) {
+    let state = Rc::new(DriverState { exec: LocalExecutor::new(), closed: Cell::new(false) });
+    (Tasks(Rc::downgrade(&state)), Driver(state))
+}
+
+impl Tasks {
+    /// Queues `task` for the driver; dropped unrun once the driver is gone.
+    pub fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
+        if let Some(state) = self.0.upgrade() {
+            state.exec.spawn(task);
+        }
+    }
+
+    /// Runs `fut` to its end as a task of this set and resolves with its
+    /// output. Dropping the returned future does not cancel `fut`: a begun
+    /// operation finishes (its signal is how a caller stops it), so no
+    /// operation can be left half-done by a caller that stopped waiting.
+    pub fn detach<T: 'static>(&self, fut: impl Future<Output = T> + 'static) -> impl Future<Output = Option<T>> {
+        let slot: Rc<OneShot<T>> = Rc::default();
+        let filler = Filler(slot.clone());
+        let task = Box::pin(async move {
+            let v = fut.await;
+            filler.0.put(v);
+        });
+        if let Some(state) = self.0.upgrade() {
+            state.exec.spawn_now(task);
+        }
+        // The task may be dropped unfinished (the driver is gone): the slot
+        // then has one holder left, this future, and answers `None`.
+        std::future::poll_fn(move |cx| slot.poll(cx))
+    }
+
+    /// Tells the driver its owner is gone.
+    pub fn close(&self) {
+        if let Some(state) = self.0.upgrade() {
+            state.closed.set(true);
+            if let Ok(r) = state.exec.ready.lock() {
+                if let Some(w) = &r.driver {
+                    w.wake_by_ref();
+                }
+            }
+        }
+    }
+}
+
+impl Future for Driver {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let exec = &self.0.exec;
+        // One round per poll: what the round wakes or spawns runs at the next
+        // poll, after the host work the round woke (a caller awaiting an
+        // operation's answer goes on before the turn that operation started),
+        // so neither side starves the other. No wake reaches the driver during
+        // its round; it wakes itself after, if anything is ready.
+        let own = exec.ready.lock().ok().and_then(|mut r| r.driver.take());
+        exec.run_round(usize::MAX);
+        if let Ok(mut r) = exec.ready.lock() {
+            r.driver = match own {
+                Some(w) if w.will_wake(cx.waker()) => Some(w),
+                _ => Some(cx.waker().clone()),
+            };
+        }
+        if self.0.closed.get() && exec.inner.borrow().live == 0 {
+            return Poll::Ready(());
+        }
+        if exec.has_ready() {
+            cx.waker().wake_by_ref();
+        }
+        Poll::Pending
+    }
+}
+
+/// One value handed from a task to one waiter.
+struct OneShot<T> {
+    value: RefCell<Option<T>>,
+    waker: RefCell<Option<Waker>>,
+}
+
+impl<T> Default for OneShot<T> {
+    fn default() -> Self {
+        OneShot { value: RefCell::new(None), waker: RefCell::new(None) }
+    }
+}
+
+/// The task's end of a [`OneShot`]: wakes the waiter when the task ends,
+/// finished or dropped.
+struct Filler<T>(Rc<OneShot<T>>);
+
+impl<T> Drop for Filler<T> {
+    fn drop(&mut self) {
+        let waker = self.0.waker.borrow_mut().take();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+}
+
+impl<T> OneShot<T> {
+    fn put(&self, v: T) {
+        *self.value.borrow_mut() = Some(v);
+    }
+
+    fn poll(self: &Rc<Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        if let Some(v) = self.value.borrow_mut().take() {
+            return Poll::Ready(Some(v));
+        }
+        if Rc::strong_count(self) == 1 {
+            return Poll::Ready(None);
+        }
+        *self.waker.borrow_mut() = Some(cx.waker().clone());
+        Poll::Pending
     }
 }
 

@@ -76,6 +76,11 @@ impl Signal {
         child
     }
 
+    /// A reference that does not keep the signal (or its callbacks) alive.
+    pub fn downgrade(&self) -> WeakSignal {
+        WeakSignal(Rc::downgrade(&self.0))
+    }
+
     /// `Err(CANCELLED)` once aborted.
     pub fn check(&self) -> Result<()> {
         if self.is_aborted() {
@@ -111,6 +116,14 @@ impl Signal {
     /// Whether two signals share one state.
     pub fn same(&self, other: &Signal) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+pub struct WeakSignal(std::rc::Weak<State>);
+
+impl WeakSignal {
+    pub fn upgrade(&self) -> Option<Signal> {
+        self.0.upgrade().map(Signal)
     }
 }
 

@@ -91,5 +91,7 @@ pub fn runtime(
     options: RuntimeOptions,
 ) -> Runtime {
     let clock = ManualClock { now: Cell::new(1_700_000_000_000), ticking: true };
-    Runtime::new(store, host, Rc::new(exec.clone()), Rc::new(clock), Rc::new(SeqIds::new(id_prefix)), options)
+    let (rt, driver) = Runtime::new(store, host, Rc::new(clock), Rc::new(SeqIds::new(id_prefix)), options);
+    exec.spawn(Box::pin(driver));
+    rt
 }

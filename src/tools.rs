@@ -89,11 +89,29 @@ impl Toolset {
         &self.agent
     }
 
-    /// Runs one tool call. Never fails: refusals are `is_error` results.
+    /// Runs one tool call. Never fails: refusals are `is_error` results. A
+    /// call made during the agent's turn is stopped with that turn (as well
+    /// as by `signal`): the runtime's operations run to their end unless
+    /// signalled, so a turn stopped mid-call does not leave a start or a
+    /// message of it going on.
     pub async fn call(&self, tool: &str, input: &Value, signal: &Signal) -> ToolResult {
         if input.as_object().is_none() {
             return ToolResult::error(format!("{tool} takes a JSON object of arguments, not {}", input.kind()));
         }
+        let linked;
+        let signal = match self.runtime.turn_signal(&self.agent) {
+            Some(turn) if !turn.same(signal) => {
+                linked = signal.child();
+                let weak = linked.downgrade();
+                turn.on_abort(move || {
+                    if let Some(s) = weak.upgrade() {
+                        s.abort();
+                    }
+                });
+                &linked
+            }
+            _ => signal,
+        };
         let outcome = match tool {
             SEND_MESSAGE => self.send_message(input, signal).await,
             INTERRUPT_AGENT => self.interrupt(input, signal).await,

@@ -150,7 +150,6 @@ fn quiescence_waits_for_the_root_turn_too_and_ask_returns_the_answering_turn() {
     let quiet = Rc::new(std::cell::Cell::new(false));
     let flag = quiet.clone();
     let exec = h.exec.clone();
-    use subagent_tree::exec::Spawn;
     exec.spawn(Box::pin(async move {
         rt.wait_for_quiescence(&r, &Signal::never()).await.unwrap();
         flag.set(true);

@@ -10,7 +10,7 @@ mod common;
 use common::*;
 use std::rc::Rc;
 use subagent_tree::catalog;
-use subagent_tree::exec::{block_on, yield_now, LocalExecutor, Spawn};
+use subagent_tree::exec::{block_on, yield_now, LocalExecutor};
 use subagent_tree::store::StoreStats;
 use subagent_tree::{list_descendants, resolve_name, ErrorCode, Result, Row, Signal, Store};
 

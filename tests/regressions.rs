@@ -14,7 +14,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use subagent_tree::event::{self, SessionEvent};
-use subagent_tree::exec::{AsyncLock, Deferred, LocalBoxFuture, LocalExecutor, Spawn};
+use subagent_tree::exec::{AsyncLock, Deferred, LocalBoxFuture, LocalExecutor};
 use subagent_tree::json::Value;
 use subagent_tree::ports::{
     Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest, Turn, TurnOutcome,
@@ -355,7 +355,9 @@ impl Provider for Stuck {
 /// Found by the simulation: a turn's host future is dropped when the turn is
 /// stopped; a tool call inside it that was starting a child leaked the
 /// child's name reservation and capacity slot (and a queued append-lock
-/// waiter, the lock), so a later drain waited forever.
+/// waiter, the lock), so a later drain waited forever. A begun start now
+/// runs to its end whoever awaits it, and a tool call is stopped with the
+/// turn it was made in: the start is cancelled and gives its name back.
 #[test]
 fn a_start_dropped_with_its_turn_releases_its_reservation() {
     let exec = LocalExecutor::new();
@@ -593,8 +595,10 @@ fn restarted_after_a_lost_turn() -> (World, subagent_tree::Activation) {
 
 /// Found by the simulation (seed 34724): a resume dropped while it wrote a
 /// lost turn's `turn/end` (a cancelled caller) dropped that write too, and
-/// left the member resident and idle with nobody to settle it. The record is
-/// now the runtime's own task; the member settles once it lands.
+/// left the member resident and idle with nobody to settle it. A begun
+/// resume now runs to its end as the runtime's own task and hands the member
+/// over held; the hold nobody took is released, and the member settles once
+/// its record lands.
 #[test]
 fn a_resume_dropped_while_it_records_a_lost_turn_still_settles() {
     let (w, a) = restarted_after_a_lost_turn();

@@ -8,7 +8,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 use subagent_tree::catalog;
 use subagent_tree::event::{self, SessionEvent};
-use subagent_tree::exec::{LocalBoxFuture, Spawn};
+use subagent_tree::exec::LocalBoxFuture;
 use subagent_tree::json::Value;
 use subagent_tree::ports::{
     Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest,

@@ -117,6 +117,39 @@ test('ask resolves with the answering turn; waitForQuiescence waits for the root
   await runtime.waitForQuiescence(lead);
 });
 
+test('a tool call made during a turn stops with that turn: an interrupted delegation gives its name back', async () => {
+  let handOver;
+  const handedOver = new Promise((resolve) => (handOver = resolve));
+  const host = {
+    async runTurn(turn) {
+      if (turn.name !== 'lead') return { messages: ['done'] };
+      // The call is not given the turn's signal: the runtime ties it to the turn anyway.
+      const call = turn.tools.find((t) => t.name === 'stuck_agent').call({ description: 'stuck', prompt: 'go', name: 'worker' });
+      handOver({ call });
+      await new Promise((resolve) => turn.signal.addEventListener('abort', resolve, { once: true }));
+      return { stopReason: 'aborted' };
+    },
+  };
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host, maxDepth: 2 });
+  let starts = 0;
+  runtime.registerProvider({ name: 'stuck', capabilities: {}, inheritsParentContext: false, start: () => { starts++; return new Promise(() => {}); } });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  await runtime.prompt(lead, 'root', 'delegate the stuck work');
+  const { call } = await handedOver;
+  const taken = await runtime.startActivation({ provider: 'spawn', parent: lead, name: 'worker', label: 'w', prompt: 'x' }).then(
+    () => null,
+    (e) => e.code,
+  );
+  assert.equal(taken, 'DUPLICATE_NAME', 'the delegation in flight holds its name');
+  assert.deepEqual(runtime.interrupt('root', { kind: 'user' }), { signalled: true });
+  const result = await call;
+  assert.equal(result.isError, true);
+  assert.match(result.content, /cancel/i);
+  assert.equal(starts, 1, 'the provider was asked once and never answered');
+  const again = await runtime.startActivation({ provider: 'spawn', parent: lead, name: 'worker', label: 'w', prompt: 'x' });
+  assert.equal(again.name, 'worker', 'the name was given back');
+});
+
 test('subagent/provider-added carries the provider object', async () => {
   const runtime = new SubagentRuntime({ store: new MemoryStore(), host: recordingHost(), builtinProviders: false });
   const added = [];

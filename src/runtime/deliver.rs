@@ -62,7 +62,10 @@ impl Runtime {
         answer: Option<&Answer>,
     ) -> Result<String> {
         loop {
-            let target = self.target_for(root_id, target_id, signal).await?;
+            // Held until the message is accepted or refused: a resumed member
+            // settles again (on release) if it never got it.
+            let held = self.target_for(root_id, target_id, signal).await?;
+            let target = held.member.clone();
             // Admission re-validates the sender.
             let accepted = match sender.map(|s| self.require_live(s, "sender")).transpose() {
                 Ok(_) => self.accept(&target, source.clone(), content.clone(), scheduling, signal, answer).await,
@@ -134,10 +137,11 @@ impl Runtime {
     pub async fn reopen(&self, root: &Agent, target: &str, signal: &Signal) -> Result<Held> {
         self.require_root(root)?;
         let target_id = self.resolve_target(root, target, signal).await?;
-        let member = if target_id == root.session_id() {
-            root.0.clone()
+        let (member, _resumed) = if target_id == root.session_id() {
+            (root.0.clone(), None)
         } else {
-            self.target_for(&root.0.root_id, &target_id, signal).await?
+            let held = self.target_for(&root.0.root_id, &target_id, signal).await?;
+            (held.member.clone(), Some(held))
         };
         // A drain in progress stops every member, held or not: no hold is promised (sim seed 8438).
         let draining = self.0.state.borrow().trees.get(&root.0.root_id).is_some_and(|t| t.draining);
@@ -156,9 +160,7 @@ impl Runtime {
             }
             creator = c.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
         }
-        // No await since `target_for` returned it live: the hold lands before it could settle.
-        member.state.borrow_mut().hold();
-        Ok(Held { runtime: self.clone(), member, released: Cell::new(false) })
+        Ok(self.hold(member))
     }
 
     /// `lead`, a full name or a Session id, as a Session id of `root`'s tree.
@@ -260,8 +262,9 @@ impl Runtime {
         Ok(InterruptReceipt { signalled })
     }
 
-    /// The resident target in `root_id`'s tree, resuming it when cold.
-    async fn target_for(&self, root_id: &str, target_id: &str, signal: &Signal) -> Result<Rc<Member>> {
+    /// The resident target in `root_id`'s tree, resuming it when cold, held
+    /// so that it cannot settle before the caller acts on it.
+    async fn target_for(&self, root_id: &str, target_id: &str, signal: &Signal) -> Result<Held> {
         loop {
             signal.check()?;
             let resident = self.0.state.borrow().members.get(target_id).cloned();
@@ -283,7 +286,7 @@ impl Runtime {
                         target.full_name
                     ))
                 }
-                Phase::Live => return Ok(target),
+                Phase::Live => return Ok(self.hold(target)),
                 // Settling now: wait, then resume it from its log.
                 Phase::Closing => {
                     // Only a root closes without a settlement: as a root not open, never waited on.
@@ -315,9 +318,9 @@ impl Runtime {
     /// A resume for [`Runtime::target_for`]: the live member, or `None` to
     /// look again (it closed meanwhile, or its creator was settling: then
     /// once that creator has left).
-    async fn resume_again(&self, root_id: &str, target_id: &str, signal: &Signal) -> Result<Option<Rc<Member>>> {
+    async fn resume_again(&self, root_id: &str, target_id: &str, signal: &Signal) -> Result<Option<Held>> {
         match self.resume(root_id, target_id, signal).await {
-            Ok(member) if member.phase() == Phase::Live => Ok(Some(member)),
+            Ok(held) if held.member.phase() == Phase::Live => Ok(Some(held)),
             Ok(_) => Ok(None),
             Err(e) if e.code == crate::ErrorCode::ActivationClosing => Ok(None),
             Err(e) => Err(e),
@@ -354,14 +357,14 @@ impl Runtime {
         if let Some(answer) = answer {
             self.0.state.borrow_mut().answers.insert(message.id.clone(), (target.root_id.clone(), answer.0.clone()));
         }
-        let accepting = super::OnDrop::new(|| {
-            target.state.borrow_mut().write_ended(None);
-            self.0.state.borrow_mut().answers.remove(&message.id);
-            self.kick(target);
-            self.tree_changed(&target.root_id);
-        });
+        // The write and its bookkeeping are the runtime's own task: a write
+        // begun always ends (the member may settle only after it has).
+        let (rt, target) = (self.clone(), target.clone());
+        self.detached(async move { rt.write_accepted(&target, message).await }).await
+    }
+
+    async fn write_accepted(&self, target: &Rc<Member>, message: InboxMessage) -> Result<String> {
         let written = self.append(target, vec![(event::MESSAGE.to_owned(), message_payload(&message))]).await;
-        accepting.disarm();
         if written.is_err() {
             self.0.state.borrow_mut().answers.remove(&message.id);
         }
@@ -405,7 +408,7 @@ impl Runtime {
     }
 
     /// Cold resume: rebuilds a member from its log under its tree root.
-    async fn resume(&self, root_id: &str, target_id: &str, signal: &Signal) -> Result<Rc<Member>> {
+    async fn resume(&self, root_id: &str, target_id: &str, signal: &Signal) -> Result<Held> {
         self.check_tree_open(root_id)?;
         let rows = self.resume_rows(root_id, target_id, signal).await?;
         let Some(index) = rows.iter().position(|r| r.id() == target_id) else {
@@ -420,27 +423,12 @@ impl Runtime {
                 })
                 .await?;
         }
-        let member = self.resume_row(root_id, &rows, index, signal).await?;
-        // With nothing pending (or only parked input), the caller's message is what wakes it.
-        let runnable = {
-            let st = member.state.borrow();
-            !st.inbox.is_empty() && !st.parked
-        };
-        if runnable {
-            self.kick(&member);
-        }
-        Ok(member)
+        self.resume_row(root_id, &rows, index, signal).await
     }
 
     /// Makes the member of `rows[index]` resident from its log (its creators
     /// may stay cold), or returns the residency a concurrent resume made.
-    pub(crate) async fn resume_row(
-        &self,
-        root_id: &str,
-        rows: &[Row],
-        index: usize,
-        signal: &Signal,
-    ) -> Result<Rc<Member>> {
+    pub(crate) async fn resume_row(&self, root_id: &str, rows: &[Row], index: usize, signal: &Signal) -> Result<Held> {
         let target_id = rows[index].id();
         let row = match &rows[index] {
             Row::Child(child) => child.clone(),
@@ -472,7 +460,9 @@ impl Runtime {
         let in_flight = {
             let mut st = self.0.state.borrow_mut();
             if let Some(existing) = st.members.get(target_id) {
-                return Ok(existing.clone());
+                let existing = existing.clone();
+                drop(st);
+                return Ok(self.hold(existing));
             }
             match st.materializing.released(target_id) {
                 Some(released) => Some(released),
@@ -508,30 +498,49 @@ impl Runtime {
                 .await?;
             return Box::pin(self.target_for(root_id, target_id, signal)).await;
         }
-        let release = |live: bool| {
+        // From here the resume is the runtime's own task: begun, it ends by
+        // giving the claim and the reserved slot back or making them live.
+        let lineage = lineage(root_id, &rows[..index], &row);
+        let (rt, root_id, target_id) = (self.clone(), root_id.to_owned(), target_id.to_owned());
+        self.detached(async move { rt.load_resumed(&root_id, &target_id, row, lineage).await }).await
+    }
+
+    async fn load_resumed(
+        &self,
+        root_id: &str,
+        target_id: &str,
+        row: crate::listing::ChildRow,
+        lineage: Lineage,
+    ) -> Result<Held> {
+        let loaded = self.load_log(target_id).await;
+        let resumed = loaded.and_then(|log| self.materialize(root_id, &row, lineage, log));
+        {
             let mut st = self.0.state.borrow_mut();
             st.materializing.remove(target_id);
             if let Some(tree) = st.trees.get_mut(root_id) {
-                tree.unreserve(live);
+                tree.unreserve(resumed.is_ok());
             }
-        };
-        let claim = super::OnDrop::new(|| {
-            release(false);
-            self.tree_changed(root_id);
-        });
-        let loaded = self.load_log(target_id).await;
-        claim.disarm();
-        let resumed = loaded.and_then(|log| self.materialize(root_id, rows, index, &row, log));
-        release(resumed.is_ok());
+        }
         // A drain waiting for this resume's reserved slot must look again.
         self.tree_changed(root_id);
         let (member, lost) = resumed?;
+        // Held for the caller from here: one that went away meanwhile leaves
+        // the hold unclaimed, and its release moves the member on.
+        let held = self.hold(member.clone());
         // Started before anything awaits: a drain may close it during the record below.
         self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::Continuable)));
         if let Some(lost) = lost {
             self.record_lost_turn(&member, lost).await;
         }
-        Ok(member)
+        // With nothing pending (or only parked input), the caller's message is what wakes it.
+        let runnable = {
+            let st = member.state.borrow();
+            !st.inbox.is_empty() && !st.parked
+        };
+        if runnable {
+            self.kick(&member);
+        }
+        Ok(held)
     }
 
     /// The `closed` of a resident creator that is settling now.
@@ -552,39 +561,15 @@ impl Runtime {
     fn materialize(
         &self,
         root_id: &str,
-        rows: &[Row],
-        index: usize,
         row: &crate::listing::ChildRow,
+        lineage: Lineage,
         log: super::LoadedLog,
     ) -> Result<(Rc<Member>, Option<Vec<String>>)> {
         if self.creator_closing(&row.parent_id).is_some() {
             // It would outlive a creator that is settling now: resumed once that one has left.
             return Err(crate::err!(ActivationClosing, "the creator of {:?} is settling", row.id));
         }
-        // Creation ancestry and the creator's name, from the listing rows above this one.
-        let mut ancestors = Vec::new();
-        let mut parent = row.parent_id.clone();
-        while parent != root_id {
-            ancestors.push(parent.clone());
-            match rows[..index].iter().rev().find(|r| r.id() == parent) {
-                Some(r) => parent = r.parent_id().to_owned(),
-                None => break,
-            }
-        }
-        ancestors.push(root_id.to_owned());
-        ancestors.reverse();
-        let parent_name = if row.parent_id == root_id {
-            LEAD.to_owned()
-        } else {
-            rows[..index]
-                .iter()
-                .rev()
-                .find_map(|r| match r {
-                    Row::Child(c) if c.id == row.parent_id => Some(c.path_string().unwrap_or_else(|| c.id.clone())),
-                    _ => None,
-                })
-                .unwrap_or_else(|| row.parent_id.clone())
-        };
+        let Lineage { ancestors, parent_name } = lineage;
         let start = log.start.clone().unwrap_or_default();
         let delivery = match start.get("delivery").and_then(Value::as_str) {
             Some("caller") => member::Delivery::Caller,
@@ -641,6 +626,40 @@ impl Runtime {
         st.insert_member(member.clone());
         Ok((member, lost))
     }
+}
+
+/// A resumed member's creation ancestry (root first) and its creator's name,
+/// from the listing rows above its own.
+struct Lineage {
+    ancestors: Vec<String>,
+    parent_name: String,
+}
+
+fn lineage(root_id: &str, above: &[Row], row: &crate::listing::ChildRow) -> Lineage {
+    let mut ancestors = Vec::new();
+    let mut parent = row.parent_id.clone();
+    while parent != root_id {
+        ancestors.push(parent.clone());
+        match above.iter().rev().find(|r| r.id() == parent) {
+            Some(r) => parent = r.parent_id().to_owned(),
+            None => break,
+        }
+    }
+    ancestors.push(root_id.to_owned());
+    ancestors.reverse();
+    let parent_name = if row.parent_id == root_id {
+        LEAD.to_owned()
+    } else {
+        above
+            .iter()
+            .rev()
+            .find_map(|r| match r {
+                Row::Child(c) if c.id == row.parent_id => Some(c.path_string().unwrap_or_else(|| c.id.clone())),
+                _ => None,
+            })
+            .unwrap_or_else(|| row.parent_id.clone())
+    };
+    Lineage { ancestors, parent_name }
 }
 
 fn outside_tree(target_id: &str) -> crate::SubagentError {
@@ -769,6 +788,14 @@ pub struct Held {
     runtime: Runtime,
     member: Rc<Member>,
     released: Cell<bool>,
+}
+
+impl Runtime {
+    /// Keeps `member` resident until the returned hold is released.
+    pub(crate) fn hold(&self, member: Rc<Member>) -> Held {
+        member.state.borrow_mut().hold();
+        Held { runtime: self.clone(), member, released: Cell::new(false) }
+    }
 }
 
 impl Held {

@@ -406,36 +406,64 @@ impl Runtime {
     /// too (one blocked for steered input with a message pending is not).
     /// That last end is what a test host needs instead of a timeout: input
     /// that has not come by then can only come from the caller.
+    ///
+    /// The mark belongs to the turn: a wait ends by itself (every return
+    /// clears it) or with its turn (`Life::turn_ended` clears it), so a host
+    /// that stops polling the wait leaves nothing behind past its turn.
     pub async fn wait_for_input(&self, agent: &Agent, turn_id: u64, steer: bool) -> WaitEnd {
         let member = agent.0.clone();
-        let current = || member.state.borrow().turn.as_ref().filter(|t| t.id == turn_id).map(|t| t.signal.clone());
-        let Some(signal) = current() else { return WaitEnd::Ended };
-        let root = member.root_id.as_str();
-        let ticket = self.0.state.borrow_mut().trees.get_mut(root).map_or(0, |t| {
+        let signal = member.state.borrow().turn.as_ref().filter(|t| t.id == turn_id).map(|t| t.signal.clone());
+        let Some(signal) = signal else { return WaitEnd::Ended };
+        let ticket = self.0.state.borrow_mut().trees.get_mut(&member.root_id).map_or(0, |t| {
             t.next_ticket += 1;
             t.next_ticket
         });
-        member.state.borrow_mut().waiting = Some(if steer { Wait::Steer } else { Wait::Interrupt });
-        let _unmark = super::OnDrop::new(|| {
-            let in_line = {
-                let mut s = member.state.borrow_mut();
-                s.waiting = None;
-                s.waiter.take().is_some()
-            };
-            // Left the line without being woken for a quiet moment (steered, aborted).
-            if let (true, Ok(mut st)) = (in_line, self.0.state.try_borrow_mut()) {
-                if let Some(tree) = st.trees.get_mut(root) {
-                    tree.quiet_waiters.retain(|&(_, t)| t != ticket);
-                }
+        {
+            let mut s = member.state.borrow_mut();
+            s.waiting = Some(if steer { Wait::Steer } else { Wait::Interrupt });
+            s.wait_ticket = ticket;
+        }
+        let end = self.wait_in_line(&member, turn_id, steer, &signal, ticket).await;
+        self.end_wait(&member, ticket);
+        end
+    }
+
+    /// Clears the mark and the place in line of the wait `ticket`, once.
+    fn end_wait(&self, member: &Member, ticket: u64) {
+        let in_line = {
+            let mut s = member.state.borrow_mut();
+            if s.wait_ticket != ticket {
+                return;
             }
-        });
+            s.waiting = None;
+            s.wait_ticket = 0;
+            s.waiter.take().is_some()
+        };
+        // Left the line without being woken for a quiet moment (steered, aborted).
+        if in_line {
+            if let Some(tree) = self.0.state.borrow_mut().trees.get_mut(&member.root_id) {
+                tree.quiet_waiters.retain(|&(_, t)| t != ticket);
+            }
+        }
+    }
+
+    async fn wait_in_line(
+        &self,
+        member: &Rc<Member>,
+        turn_id: u64,
+        steer: bool,
+        signal: &Signal,
+        ticket: u64,
+    ) -> WaitEnd {
+        let current = || member.state.borrow().turn.as_ref().is_some_and(|t| t.id == turn_id);
+        let root = member.root_id.as_str();
         // Checked here before anything else can run: if the tree is quiet
         // now that this turn waits too, this one goes on (as the others
         // would find once woken), and if it is not quiet for this one, it is
         // not quiet for any other waiter either, so none is woken.
         let mut first = true;
         loop {
-            if current().is_none() {
+            if !current() {
                 return WaitEnd::Ended;
             }
             if signal.is_aborted() {

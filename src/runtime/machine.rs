@@ -15,7 +15,7 @@
 //! |---|---|---|
 //! | live, idle | [`Life::next`] with input, not parked, input open | running: `Step::Run` |
 //! | live, idle | [`Life::next`] with nothing pending, no write in flight, no hold, no live child, no start in flight (local members only) | `Step::Settle` |
-//! | running | [`Life::turn_ended`] (its turn id) | idle; a structured capture closes input |
+//! | running | [`Life::turn_ended`] (its turn id) | idle; a structured capture closes input; a wait of the turn ends |
 //! | running | [`Life::turn_unseen`]: stopped before the host saw it | idle, its input pending again |
 //! | running | [`Life::take_steered`] (its turn id) | running, steered messages handed over |
 //! | live | [`Life::interrupt`] | parked: pending input waits for a waking send |
@@ -121,6 +121,8 @@ pub(crate) struct Life {
     pub holds: usize,
     /// The running turn is blocked in `Runtime::wait_for_input`.
     pub waiting: Option<Wait>,
+    /// The ticket of that wait: only its own end clears the mark.
+    pub wait_ticket: u64,
     /// That turn's wake and its place in its tree's `quiet_waiters`: present
     /// while it is in line, taken when it is woken for a quiet moment.
     pub waiter: Option<(u64, Deferred<()>)>,
@@ -142,6 +144,7 @@ impl Life {
             writes: 0,
             holds: 0,
             waiting: None,
+            wait_ticket: 0,
             waiter: None,
         }
     }
@@ -273,6 +276,12 @@ impl Life {
         }
         self.input_closed |= captured;
         self.last = Some(last);
+        // A wait of this turn ends with it (a host may have stopped polling it).
+        self.waiting = None;
+        self.wait_ticket = 0;
+        if let Some((_, wake)) = self.waiter.take() {
+            wake.set(());
+        }
         self.turn.take().map(|t| t.done)
     }
 

@@ -22,6 +22,17 @@
 //! recovery makes it resident again (resuming: claimed, a slot reserved,
 //! its log read). A start is admitted (name and slot reserved) until its
 //! catalog entry commits or its startup fails.
+//!
+//! Background work (turns, teardowns, recoveries) runs as the runtime's own
+//! tasks, driven by the [`Driver`] that [`Runtime::new`] returns. So do the
+//! parts of an operation that claim something across a wait (a start after
+//! its admission, an acceptance's write, a resume's read, an open): once
+//! begun they run to their end, whether or not the caller still awaits them.
+//! A caller stops an operation with its [`Signal`], never by dropping its
+//! future, which is how JS promises behave too; a tool call is also stopped
+//! with the turn it was made in. Nothing therefore needs a drop guard to
+//! stay consistent, and a resume hands its member over [`Held`], so even an
+//! answer nobody takes moves the member on when it is dropped.
 
 mod deliver;
 mod kept;
@@ -39,7 +50,7 @@ pub use start::{Activation, ActivationSpec};
 
 use crate::error::{ErrorCode, Result, SubagentError};
 use crate::event::{self, SessionEvent};
-use crate::exec::{Deferred, LocalBoxFuture, Spawn};
+use crate::exec::{Deferred, Driver, LocalBoxFuture, Tasks};
 use crate::hash::{HashMap, HashSet};
 use crate::json::Value;
 use crate::listing::{self, Row};
@@ -50,6 +61,7 @@ use crate::store::{ReadQuery, Store};
 use machine::Tree;
 use member::{Kind, Member, Phase};
 use std::cell::{Cell, RefCell};
+use std::future::Future;
 use std::rc::Rc;
 
 /// Runtime options.
@@ -274,7 +286,8 @@ impl Claims {
 pub(crate) struct Inner {
     pub store: Rc<dyn Store>,
     pub host: Rc<dyn AgentHost>,
-    pub spawner: Rc<dyn Spawn>,
+    /// Background work, run by the [`Driver`] `new` returned.
+    pub tasks: Tasks,
     pub clock: Rc<dyn Clock>,
     pub ids: Rc<dyn IdSource>,
     pub options: RuntimeOptions,
@@ -285,6 +298,12 @@ pub(crate) struct Inner {
     pub next_token: Cell<u64>,
     /// What a resume needs, kept (`kept.rs`).
     pub kept: RefCell<kept::Kept>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.tasks.close();
+    }
 }
 
 /// The runtime; clones share one state.
@@ -337,19 +356,23 @@ pub enum InterruptAuthority<'a> {
 }
 
 impl Runtime {
+    /// A runtime and the driver of its background work: the host polls the
+    /// driver (spawns it once on its executor) and the runtime needs nothing
+    /// else from it. The driver ends once every `Runtime` clone is gone and
+    /// its last task has finished.
     pub fn new(
         store: Rc<dyn Store>,
         host: Rc<dyn AgentHost>,
-        spawner: Rc<dyn Spawn>,
         clock: Rc<dyn Clock>,
         ids: Rc<dyn IdSource>,
         options: RuntimeOptions,
-    ) -> Runtime {
+    ) -> (Runtime, Driver) {
         let builtin = options.builtin_providers;
+        let (tasks, driver) = crate::exec::tasks();
         let runtime = Runtime(Rc::new(Inner {
             store,
             host,
-            spawner,
+            tasks,
             clock,
             ids,
             options,
@@ -367,7 +390,7 @@ impl Runtime {
                 let _ = runtime.register_provider(provider);
             }
         }
-        runtime
+        (runtime, driver)
     }
 
     pub fn options(&self) -> &RuntimeOptions {
@@ -516,11 +539,15 @@ impl Runtime {
             return Err(crate::err!(InvalidArgument, "a root Session id must be a non-empty string"));
         }
         self.claim_materializing(&id)?;
-        let claim = OnDrop::new(|| {
-            self.0.state.borrow_mut().materializing.remove(&id);
-        });
+        // The rest is the runtime's own task: begun, an open ends with the
+        // claim given back and the root open (or refused), never half-open.
+        let rt = self.clone();
+        self.detached(async move { rt.open_claimed(id, cwd).await }).await
+    }
+
+    async fn open_claimed(&self, id: String, cwd: Option<String>) -> Result<Agent> {
         let loaded = self.load_log(&id).await;
-        drop(claim);
+        self.0.state.borrow_mut().materializing.remove(&id);
         let log = loaded?;
         let cwd = cwd.or(log.cwd).unwrap_or_else(|| self.0.options.default_cwd.clone());
         let member = Rc::new(Member {
@@ -942,12 +969,28 @@ impl Runtime {
         }
     }
 
+    /// The signal of `agent`'s running turn, if it is running one.
+    pub(crate) fn turn_signal(&self, agent: &Agent) -> Option<Signal> {
+        agent.0.state.borrow().turn.as_ref().map(|t| t.signal.clone())
+    }
+
     pub(crate) fn now(&self) -> u64 {
         self.0.clock.now()
     }
 
     pub(crate) fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
-        self.0.spawner.spawn(task);
+        self.0.tasks.spawn(task);
+    }
+
+    /// Runs `op` to its end as the runtime's own task, queued at once: a
+    /// caller that drops the returned future (a turn aborted around a tool
+    /// call) leaves nothing half-done. `Cancelled` once the driver is gone.
+    pub(crate) fn detached<T: 'static>(
+        &self,
+        op: impl Future<Output = Result<T>> + 'static,
+    ) -> impl Future<Output = Result<T>> + 'static {
+        let out = self.0.tasks.detach(op);
+        async move { out.await.unwrap_or_else(|| Err(SubagentError::cancelled())) }
     }
 
     /// Wakes `waitForTreeWork` callers of a tree.
@@ -960,30 +1003,6 @@ impl Runtime {
             d.set(());
         }
         self.wake_quiet_waiter(root_id);
-    }
-}
-
-/// Cleanup that runs if dropped before [`OnDrop::disarm`]. The runtime's
-/// futures use it to stay cancel-safe: a caller may drop one mid-way (and a
-/// turn's host future, with the tool calls inside it, is dropped on abort),
-/// and no claim, reservation or counter may outlive it.
-pub(crate) struct OnDrop<F: FnOnce()>(Option<F>);
-
-impl<F: FnOnce()> OnDrop<F> {
-    pub fn new(cleanup: F) -> Self {
-        OnDrop(Some(cleanup))
-    }
-
-    pub fn disarm(mut self) {
-        self.0 = None;
-    }
-}
-
-impl<F: FnOnce()> Drop for OnDrop<F> {
-    fn drop(&mut self) {
-        if let Some(cleanup) = self.0.take() {
-            cleanup();
-        }
     }
 }
 

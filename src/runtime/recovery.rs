@@ -15,7 +15,6 @@ use super::member::{InboxMessage, Member};
 use super::{Recovery, Runtime};
 use crate::catalog::Mode;
 use crate::event;
-use crate::exec::Deferred;
 use crate::listing::Row;
 use crate::result::{stop, SubagentResult};
 use crate::signal::Signal;
@@ -53,39 +52,19 @@ impl Runtime {
         lost_turn
     }
 
-    /// Writes the `turn/end` a lost turn never got. The write runs in the
-    /// runtime's own task, so a caller dropped meanwhile (an aborted resume)
-    /// cannot leave the member resident with its record unwritten and nobody
-    /// to move it on. Until the record lands the member does not settle and
-    /// its tree is not quiet (it counts as a write in flight).
+    /// Writes the `turn/end` a lost turn never got (callers are the
+    /// runtime's own tasks: an open or a resume, which run to their end).
+    /// Until the record lands the member does not settle and its tree is not
+    /// quiet (it counts as a write in flight).
     pub(crate) async fn record_lost_turn(&self, member: &Rc<Member>, input: Vec<String>) {
         let consumed = if self.0.options.recovery == Recovery::Rerun { Vec::new() } else { input };
         let payload = super::lifecycle::turn_end_payload(&lost_result(), &consumed);
         member.state.borrow_mut().begin_record();
-        let recorded = Deferred::new();
-        let caller = Rc::new(());
-        let task = {
-            let (runtime, member, recorded, caller) =
-                (self.clone(), member.clone(), recorded.clone(), Rc::downgrade(&caller));
-            async move {
-                // A store that refuses leaves the start unmatched: the next open tries again.
-                let _ = runtime.append(&member, vec![(event::TURN_END.to_owned(), payload)]).await;
-                runtime.emit(super::lifecycle::turn_event(&member, Some(&lost_result())));
-                member.state.borrow_mut().write_ended(None);
-                recorded.set(());
-                runtime.tree_changed(&member.root_id);
-                // Its caller is gone: the member runs or settles on its own.
-                if caller.upgrade().is_none() {
-                    runtime.kick(&member);
-                }
-            }
-        };
-        self.spawn(Box::pin(task));
-        // Dropped after the record landed (the task saw a caller): kicked here.
-        let abandoned = super::OnDrop::new(|| self.kick(member));
-        recorded.wait().await;
-        abandoned.disarm();
-        drop(caller);
+        // A store that refuses leaves the start unmatched: the next open tries again.
+        let _ = self.append(member, vec![(event::TURN_END.to_owned(), payload)]).await;
+        self.emit(super::lifecycle::turn_event(member, Some(&lost_result())));
+        member.state.borrow_mut().write_ended(None);
+        self.tree_changed(&member.root_id);
     }
 
     /// Starts the open-time scan of a root's tree (not under [`Recovery::Off`]).
@@ -130,9 +109,8 @@ impl Runtime {
                 let needs = super::lost_turn(&events, inherited).is_some()
                     || (!super::parked(&events, inherited) && !super::deliver::pending_messages(&events).is_empty());
                 if needs && !self.0.state.borrow().members.contains_key(rows[index].id()) {
-                    if let Ok(member) = self.resume_row(root_id, &rows, index, &never).await {
-                        self.kick(&member);
-                    }
+                    // Released at once: the release moves it on (runs its input or settles).
+                    drop(self.resume_row(root_id, &rows, index, &never).await);
                 }
             }
         }

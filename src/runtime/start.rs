@@ -158,18 +158,18 @@ impl Runtime {
     /// Starts a local or external child (see the module doc for the check order).
     pub async fn start_activation(&self, spec: ActivationSpec) -> Result<Activation> {
         let admission = self.admit(&spec)?;
-        // Dropped mid-way, the start still releases its name and slot.
-        let pending = super::OnDrop::new(|| {
-            self.release_admission(&admission, None);
-            self.tree_changed(&admission.parent.root_id);
-            self.kick(&admission.parent);
-        });
+        // The rest is the runtime's own task: an admitted start always ends
+        // by committing or releasing its name and slot.
+        let rt = self.clone();
+        self.detached(async move { rt.start_admitted(spec, admission).await }).await
+    }
+
+    async fn start_admitted(&self, spec: ActivationSpec, admission: Admission) -> Result<Activation> {
         let started = if admission.child_id.is_some() {
             self.start_local(&spec, &admission).await
         } else {
             self.start_external(&spec, &admission).await
         };
-        pending.disarm();
         if started.is_err() {
             self.release_admission(&admission, None);
         }
@@ -534,21 +534,12 @@ impl Runtime {
             label: Some(spec.label.clone()),
             name: Some(admission.name.clone()),
         };
-        // Ours since `start` fulfilled: a start dropped before publication still disposes it.
-        let owned = super::OnDrop::new(|| {
-            let run = run.clone();
-            self.spawn(Box::pin(async move {
-                let _ = run.dispose().await;
-            }));
-        });
         if spec.delivery == Delivery::Parent {
             if let Err(e) = self.publish(admission, &entry).await {
-                owned.disarm();
                 let _ = run.dispose().await;
                 return Err(e);
             }
         }
-        owned.disarm();
         published.set(true);
 
         let settlement = Settlement::new(spec.delivery);
@@ -594,12 +585,7 @@ impl Runtime {
                 slot.set(None);
             });
         }
-        // A caller that drops this future gives up like one that aborts.
-        let abandon = super::OnDrop::new(|| {
-            slot.set(None);
-        });
         let outcome = slot.wait().await;
-        abandon.disarm();
         match outcome {
             Some(Ok(run)) => Ok(Box::new(SharedRun(run))),
             Some(Err(e)) => Err(e),

@@ -182,14 +182,15 @@ impl Epoch {
         let host = Rc::new(SimHost { ctx: ctx.clone(), rt: RefCell::new(None) });
         let prefix = format!("{index}e-");
         let clock = ManualClock { now: Cell::new(1_700_000_000_000 + index as u64 * 1_000_000), ticking: true };
-        let rt = Runtime::new(
+        let (rt, driver) = Runtime::new(
             Rc::new(FaultStore::new(ctx.clone())),
             host.clone(),
-            Rc::new(spawner.clone()),
             Rc::new(clock),
             Rc::new(SeqIds::new(&prefix)),
             options.clone(),
         );
+        // A crash drops this executor, the driver with it, and so every task of the runtime.
+        exec.spawn(Box::pin(driver));
         let registered = rt.register_provider(Rc::new(SimLocal { ctx: ctx.clone() })).and_then(|_| {
             rt.register_provider(Rc::new(SimExt {
                 ctx: ctx.clone(),
@@ -251,7 +252,7 @@ impl Epoch {
     }
 
     fn spawn(&self, task: impl Future<Output = ()> + 'static) {
-        crate::exec::Spawn::spawn(&self.spawner, Box::pin(task) as LocalBoxFuture<'static, ()>);
+        self.spawner.spawn(Box::pin(task) as LocalBoxFuture<'static, ()>);
     }
 
     fn spawn_op(self: &Rc<Self>, kind: &'static str, task: impl Future<Output = ()> + 'static) {
@@ -449,7 +450,7 @@ impl Epoch {
     }
 
     fn random_op(self: &Rc<Self>) {
-        const WEIGHTS: [u32; 18] = [22, 8, 14, 6, 8, 4, 6, 6, 2, 2, 2, 4, 4, 2, 5, 4, 4, 2];
+        const WEIGHTS: [u32; 19] = [22, 8, 14, 6, 8, 4, 6, 6, 2, 2, 2, 4, 4, 2, 5, 4, 4, 2, 4];
         let me = self.clone();
         match self.ctx.rng.weighted(&WEIGHTS) {
             0 => self.spawn_op("start.native", me.op_start()),
@@ -469,7 +470,8 @@ impl Epoch {
             14 => self.spawn_op("task", me.op_task()),
             15 => self.spawn_op("hold", me.op_hold()),
             16 => self.spawn_op("ask", me.op_ask()),
-            _ => self.spawn_op("quiesce", me.op_quiesce()),
+            17 => self.spawn_op("quiesce", me.op_quiesce()),
+            _ => self.spawn_op("abandon", me.op_abandon()),
         }
     }
 
@@ -972,6 +974,62 @@ impl Epoch {
             }
             signal.abort();
         }
+    }
+
+    /// Begins a start, a message or a reopen and walks away from it after a
+    /// random number of steps: the caller's future is dropped mid-way. A
+    /// begun operation runs to its end regardless, so the run's end finds
+    /// no name, slot, claim or write it left behind (quiescence, settlement
+    /// and the indexes are checked there).
+    async fn op_abandon(self: Rc<Self>) {
+        let ctx = self.ctx.clone();
+        let Some(agent) = self.pick_agent() else { return };
+        let rt = self.rt.clone();
+        let what = ctx.rng.below(3);
+        let op: LocalBoxFuture<'static, ()> = match what {
+            0 => {
+                let n = self.next();
+                let provider = [LOCAL, EXTERNAL, "spawn"][ctx.rng.below(3) as usize];
+                let spec = ActivationSpec::new(provider, &agent, &format!("abandoned {n}"), "do it");
+                Box::pin(async move {
+                    if let Ok(act) = rt.start_activation(spec).await {
+                        drop(act); // nobody awaits its result: it settles by itself
+                    }
+                })
+            }
+            1 => {
+                let model = ctx.model();
+                let (target, _) = self.pick_target(&model, agent.root_id(), agent.session_id());
+                let content = text(&format!("abandoned message {}", self.next()));
+                Box::pin(async move {
+                    let _ = rt.send_message(&agent, &target, content, &Signal::never()).await;
+                })
+            }
+            _ => {
+                let Some(root) = self.pick_root() else { return };
+                let model = ctx.model();
+                let (target, _) = self.pick_target(&model, root.root_id(), root.session_id());
+                Box::pin(async move {
+                    drop(rt.reopen(&root, &target, &Signal::never()).await); // its hold, released
+                })
+            }
+        };
+        let steps = ctx.rng.below(4);
+        let mut op = op;
+        let mut left = steps;
+        let finished = std::future::poll_fn(move |cx| {
+            if op.as_mut().poll(cx).is_ready() {
+                return std::task::Poll::Ready(true);
+            }
+            if left == 0 {
+                return std::task::Poll::Ready(false); // dropped here, mid-way
+            }
+            left -= 1;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        })
+        .await;
+        ctx.faults.bump(if finished { "driver.abandon_late" } else { "driver.abandon" });
     }
 
     /// A remembered handle used where authority is needed.

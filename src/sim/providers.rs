@@ -6,7 +6,7 @@
 use super::ctx::{text, Ctx};
 use crate::error::{ErrorCode, Result, SubagentError};
 use crate::event::SessionEvent;
-use crate::exec::{Deferred, LocalBoxFuture, LocalExecutor, Spawn};
+use crate::exec::{Deferred, LocalBoxFuture, LocalExecutor};
 use crate::json::Value;
 use crate::ports::{Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest};
 use crate::result::{stop, SubagentResult};
@@ -22,8 +22,8 @@ pub const EXTERNAL: &str = "sim-ext";
 #[derive(Clone, Default)]
 pub struct SimSpawner(pub Rc<RefCell<Option<LocalExecutor>>>);
 
-impl Spawn for SimSpawner {
-    fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
+impl SimSpawner {
+    pub fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
         let exec = self.0.borrow().clone();
         if let Some(exec) = exec {
             exec.spawn(task);

@@ -1,5 +1,5 @@
 //! The runtime's ports over JS objects: the agent host, providers and their
-//! runs, the clock, the id source and the spawner. Each callback is called
+//! runs, the clock and the id source. Each callback is called
 //! through a `catch` import and settled into a native Promise, so values,
 //! Promises, rejections, synchronous throws and missing methods all come back
 //! as results; malformed answers become clear errors, never traps.
@@ -12,7 +12,7 @@ use super::error::{from_thrown, invalid, settle};
 use super::runtime::{agent_to_js, message_to_js};
 use super::store::js_signal;
 use crate::error::{ErrorCode, Result};
-use crate::exec::{LocalBoxFuture, Spawn};
+use crate::exec::LocalBoxFuture;
 use crate::json::Value;
 use crate::ports::{
     AgentHost, Capabilities, Clock, ContinuableCreateRequest, ContinuableCreateSpec, IdKind, IdSource, Provider, Run,
@@ -420,7 +420,7 @@ fn result_from_value(value: &JsValue, v: &Value) -> std::result::Result<Subagent
     })
 }
 
-// ---- clock, ids, spawner ----------------------------------------------------------
+// ---- clock, ids ----------------------------------------------------------
 
 /// `options.now()` or `Date.now()`.
 pub struct JsClock(pub Option<Function>);
@@ -452,15 +452,6 @@ impl IdSource for JsIds {
             Some(id) => id,
             None => uuid::Uuid::new_v4().to_string(),
         }
-    }
-}
-
-/// Background work on the JS microtask queue.
-pub struct JsSpawn;
-
-impl Spawn for JsSpawn {
-    fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
-        wasm_bindgen_futures::spawn_local(task);
     }
 }
 

@@ -12,7 +12,7 @@ use super::convert::{
 use super::error::{invalid, to_js};
 use super::future_to_promise;
 use super::native::{native_store, NativeStore};
-use super::ports::{flush_listener, JsClock, JsHost, JsIds, JsProvider, JsSpawn};
+use super::ports::{flush_listener, JsClock, JsHost, JsIds, JsProvider};
 use super::signal::Link;
 use super::store::JsStore;
 use crate::error::{ErrorCode, Result, SubagentError};
@@ -610,14 +610,15 @@ impl JsRuntime {
             limits,
             confine_cwd: get(options, "confineCwd", what)?.as_bool() != Some(false),
         };
-        let rt = Runtime::new(
+        let (rt, driver) = Runtime::new(
             store.clone(),
             host,
-            Rc::new(JsSpawn),
             Rc::new(JsClock(function("now")?)),
             Rc::new(JsIds(function("newId")?)),
             runtime_options,
         );
+        // The runtime's background work, on the microtask queue; it ends with the runtime.
+        wasm_bindgen_futures::spawn_local(driver);
         // The store's own flush is the first durability listener, when it has one.
         if let Some(native) = flush {
             rt.add_flush_listener(native);
