@@ -476,3 +476,98 @@ impl Drop for LockGuard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    fn poll_once<T>(fut: &mut Pin<Box<dyn Future<Output = T>>>) -> Poll<T> {
+        let waker = Waker::from(Arc::new(Noop));
+        fut.as_mut().poll(&mut Context::from_waker(&waker))
+    }
+
+    struct Noop;
+    impl Wake for Noop {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    /// A driver on a host executor, as the runtime's host runs it.
+    fn driven() -> (Tasks, LocalExecutor) {
+        let (tasks, driver) = tasks();
+        let host = LocalExecutor::new();
+        host.spawn(Box::pin(driver));
+        (tasks, host)
+    }
+
+    #[test]
+    fn an_operation_that_does_not_wait_finishes_inline() {
+        let (tasks, _host) = driven();
+        let mut op: Pin<Box<dyn Future<Output = Option<u32>>>> = Box::pin(tasks.detach(async { 5 }));
+        assert_eq!(poll_once(&mut op), Poll::Ready(Some(5)), "no executor ran");
+    }
+
+    #[test]
+    fn a_detached_operation_runs_to_its_end_when_its_caller_drops_it() {
+        let (tasks, host) = driven();
+        let (gate, ended) = (Deferred::<()>::new(), Rc::new(Cell::new(false)));
+        let (g, e) = (gate.clone(), ended.clone());
+        let mut op: Pin<Box<dyn Future<Output = Option<()>>>> = Box::pin(tasks.detach(async move {
+            g.wait().await;
+            e.set(true);
+        }));
+        assert!(poll_once(&mut op).is_pending());
+        drop(op);
+        gate.set(());
+        host.run_idle();
+        assert!(ended.get(), "the operation went on without its caller");
+    }
+
+    #[test]
+    fn an_answer_wakes_the_caller_before_the_work_it_started() {
+        // An operation that spawns follow-up work: its caller goes on first, then the follow-up.
+        let (tasks, host) = driven();
+        let order = Rc::new(RefCell::new(Vec::new()));
+        let gate = Deferred::<()>::new();
+        let (t, o, g) = (tasks.clone(), order.clone(), gate.clone());
+        let answer = tasks.detach(async move {
+            g.wait().await;
+            let o2 = o.clone();
+            t.spawn(Box::pin(async move { o2.borrow_mut().push("follow-up") }));
+            o.borrow_mut().push("operation");
+        });
+        let o = order.clone();
+        host.spawn(Box::pin(async move {
+            answer.await;
+            o.borrow_mut().push("caller");
+        }));
+        host.run_idle();
+        gate.set(());
+        host.run_idle();
+        assert_eq!(*order.borrow(), ["operation", "caller", "follow-up"]);
+    }
+
+    #[test]
+    fn the_driver_ends_once_closed_and_its_last_task_has() {
+        let (tasks, driver) = tasks();
+        let mut driver: Pin<Box<dyn Future<Output = ()>>> = Box::pin(driver);
+        let gate = Deferred::<()>::new();
+        let g = gate.clone();
+        tasks.spawn(Box::pin(async move { g.wait().await }));
+        tasks.close();
+        assert!(poll_once(&mut driver).is_pending(), "a task is still running");
+        gate.set(());
+        assert!(poll_once(&mut driver).is_ready());
+    }
+
+    #[test]
+    fn a_dropped_driver_drops_its_tasks_and_answers_none() {
+        let (tasks, host) = driven();
+        let mut op: Pin<Box<dyn Future<Output = Option<()>>>> = Box::pin(tasks.detach(std::future::pending::<()>()));
+        assert!(poll_once(&mut op).is_pending());
+        drop(host); // the driver, and the task with it (a crash)
+        assert_eq!(poll_once(&mut op), Poll::Ready(None));
+        let mut late: Pin<Box<dyn Future<Output = Option<u32>>>> = Box::pin(tasks.detach(async { 1 }));
+        assert_eq!(poll_once(&mut late), Poll::Ready(None), "work queued after it is dropped unrun");
+    }
+}
