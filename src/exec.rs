@@ -67,9 +67,31 @@ pub struct LocalExecutor {
 #[derive(Default)]
 struct ExecState {
     tasks: Vec<Option<(Task, Arc<Flag>)>>,
+    /// Slots of finished tasks, reused: a long-lived runtime runs millions
+    /// of tasks in a bounded table. (A stale wake of a reused slot polls
+    /// its new task once more, which futures allow.)
+    free: Vec<usize>,
     pending: Vec<LocalBoxFuture<'static, ()>>,
     /// Tasks spawned and not yet finished.
     live: usize,
+}
+
+impl ExecState {
+    fn slot(&mut self) -> usize {
+        match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.tasks.push(None);
+                self.tasks.len() - 1
+            }
+        }
+    }
+
+    fn finished(&mut self, id: usize) {
+        self.tasks[id] = None;
+        self.free.push(id);
+        self.live -= 1;
+    }
 }
 
 impl LocalExecutor {
@@ -97,9 +119,8 @@ impl LocalExecutor {
     pub fn spawn_now(&self, task: LocalBoxFuture<'static, ()>) {
         let id = {
             let mut state = self.inner.borrow_mut();
-            state.tasks.push(None);
             state.live += 1;
-            state.tasks.len() - 1
+            state.slot()
         };
         let flag = Arc::new(Flag { woken: AtomicBool::new(false), id, ready: self.ready.clone() });
         let waker = Waker::from(flag.clone());
@@ -107,7 +128,7 @@ impl LocalExecutor {
         let polled = task.as_mut().poll(&mut Context::from_waker(&waker));
         let mut state = self.inner.borrow_mut();
         match polled {
-            Poll::Ready(()) => state.live -= 1,
+            Poll::Ready(()) => state.finished(id),
             // Woken meanwhile, the flag already queued its id: it runs in the round.
             Poll::Pending => state.tasks[id] = Some((Rc::new(RefCell::new(Some(task))), flag)),
         }
@@ -117,9 +138,9 @@ impl LocalExecutor {
         let pending = std::mem::take(&mut self.inner.borrow_mut().pending);
         for fut in pending {
             let mut state = self.inner.borrow_mut();
-            let id = state.tasks.len();
+            let id = state.slot();
             let flag = Arc::new(Flag { woken: AtomicBool::new(true), id, ready: self.ready.clone() });
-            state.tasks.push(Some((Rc::new(RefCell::new(Some(fut))), flag)));
+            state.tasks[id] = Some((Rc::new(RefCell::new(Some(fut))), flag));
             drop(state);
             if let Ok(mut r) = self.ready.lock() {
                 r.queue.push_back(id);
@@ -155,10 +176,7 @@ impl LocalExecutor {
                 ran = true;
                 match fut.as_mut().poll(&mut cx) {
                     Poll::Ready(()) => {
-                        let mut state = self.inner.borrow_mut();
-                        state.tasks[id] = None;
-                        state.live -= 1;
-                        drop(state);
+                        self.inner.borrow_mut().finished(id);
                         drop(fut); // outside the borrow: a task's drop may spawn
                     }
                     Poll::Pending => *task.borrow_mut() = Some(fut),
@@ -558,6 +576,21 @@ mod tests {
         assert!(poll_once(&mut driver).is_pending(), "a task is still running");
         gate.set(());
         assert!(poll_once(&mut driver).is_ready());
+    }
+
+    #[test]
+    fn finished_tasks_give_their_slots_back() {
+        let (tasks, host) = driven();
+        for _ in 0..1_000 {
+            let gate = Deferred::<()>::new();
+            let g = gate.clone();
+            drop(tasks.detach(async move { g.wait().await }));
+            gate.set(());
+            host.run_idle();
+        }
+        let state = tasks.0.upgrade().unwrap();
+        assert!(state.exec.inner.borrow().tasks.len() <= 2, "a bounded table, not one slot per task ever run");
+        assert!(host.inner.borrow().tasks.len() <= 2);
     }
 
     #[test]
