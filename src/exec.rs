@@ -151,17 +151,17 @@ impl LocalExecutor {
     /// Polls ready tasks until none is ready. Returns whether any ran.
     pub fn run_ready(&self) -> bool {
         let mut ran = false;
-        while self.run_round(usize::MAX) {
+        while self.run_round() {
             ran = true;
         }
         ran
     }
 
-    /// Polls the tasks ready now (at most `limit`), not those they wake or
-    /// spawn. Returns whether any ran.
-    fn run_round(&self, limit: usize) -> bool {
+    /// Polls the tasks ready now, not those they wake or spawn. Returns
+    /// whether any ran.
+    fn run_round(&self) -> bool {
         self.admit_pending();
-        let round = self.ready.lock().map_or(0, |r| r.queue.len()).min(limit);
+        let round = self.ready.lock().map_or(0, |r| r.queue.len());
         let mut ran = false;
         for _ in 0..round {
             let next = self.ready.lock().ok().and_then(|mut r| r.queue.pop_front());
@@ -290,7 +290,7 @@ impl Future for Driver {
         // so neither side starves the other. No wake reaches the driver during
         // its round; it wakes itself after, if anything is ready.
         let own = exec.ready.lock().ok().and_then(|mut r| r.driver.take());
-        exec.run_round(usize::MAX);
+        exec.run_round();
         if let Ok(mut r) = exec.ready.lock() {
             r.driver = match own {
                 Some(w) if w.will_wake(cx.waker()) => Some(w),
