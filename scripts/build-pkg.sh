@@ -79,8 +79,13 @@ if [ -z "$WASM_OPT" ]; then
   fi
   WASM_OPT=pkg-tests/node_modules/.bin/wasm-opt
 fi
+# --converge repeats the passes while they still shrink the module (-0.7 KB
+# gzip). --low-memory-unused lets constant additions fold into load/store
+# offsets (-1.3 KB): rustc links the stack first (data from 1 MiB up), so the
+# low 1 KiB is only reached by a stack already 1 MiB deep, never by a wrapped
+# pointer sum.
 for name in "$CRATE" "${CRATE}_lite"; do
-  "$WASM_OPT" -Oz \
+  "$WASM_OPT" -Oz --low-memory-unused --converge \
     --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     "$OUT/${name}_bg.wasm" -o "$OUT/${name}_bg.wasm.opt"
