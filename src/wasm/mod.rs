@@ -19,6 +19,12 @@
 //! `runtime`, `ports`, `handles` and `native` need the `runtime` feature (the lite build leaves
 //! them out: its listings use a MemoryStore through JS, as any store).
 
+/// Talc in place of Rust's default wasm allocator (dlmalloc): 2.7-2.9 KB
+/// gzip smaller in each build, as fast here, ~2 % more linear memory.
+#[cfg(not(target_feature = "atomics"))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 pub mod api;
 pub mod convert;
 pub mod error;
