@@ -83,9 +83,10 @@ fi
 # gzip). --low-memory-unused lets constant additions fold into load/store
 # offsets (-1.3 KB): rustc links the stack first (data from 1 MiB up), so the
 # low 1 KiB is only reached by a stack already 1 MiB deep, never by a wrapped
-# pointer sum.
+# pointer sum. The producers and target-features sections are dropped after
+# it (wasm-bindgen needed the latter; nothing reads them at run time).
 for name in "$CRATE" "${CRATE}_lite"; do
-  "$WASM_OPT" -Oz --low-memory-unused --converge \
+  "$WASM_OPT" -Oz --low-memory-unused --converge --strip-producers --strip-target-features \
     --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     "$OUT/${name}_bg.wasm" -o "$OUT/${name}_bg.wasm.opt"
