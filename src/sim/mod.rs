@@ -9,7 +9,9 @@
 //!
 //! A seed runs one to `max_epochs` runtimes ("epochs") over one store. Each
 //! epoch opens the roots, runs a workload of concurrent operations (each
-//! checked against the codes the rules allow), and ends in one of three ways:
+//! checked against the codes the rules allow; some walked away from mid-way,
+//! their caller's future dropped, which must leave nothing half-done), and
+//! ends in one of three ways:
 //! a crash (the runtime and every task in flight are dropped mid-work), a
 //! quiesce (all work joined, then dropped) or a drain (every tree drained
 //! and closed). The last epoch always drains. After each epoch the store is
