@@ -106,6 +106,11 @@ impl LocalExecutor {
             state.pending.push(task);
             state.live += 1;
         }
+        self.wake_driver();
+    }
+
+    /// Wakes whoever polls this executor, when it is nested (a driver).
+    fn wake_driver(&self) {
         if let Ok(r) = self.ready.lock() {
             if let Some(w) = &r.driver {
                 w.wake_by_ref();
@@ -271,11 +276,7 @@ impl Tasks {
     pub fn close(&self) {
         if let Some(state) = self.0.upgrade() {
             state.closed.set(true);
-            if let Ok(r) = state.exec.ready.lock() {
-                if let Some(w) = &r.driver {
-                    w.wake_by_ref();
-                }
-            }
+            state.exec.wake_driver();
         }
     }
 }

@@ -364,18 +364,31 @@ fn wide_tree(s: &Setup, root: &Agent, wide: usize) -> Vec<(String, Vec<String>)>
     tree
 }
 
-#[test]
-fn a_cold_resume_reads_the_logs_on_its_way_up_not_the_tree() {
+/// Logs holding a [`wide_tree`], built by a runtime that is then dropped.
+fn stored_wide_tree(wide: usize) -> (Rc<SwapStore>, Vec<(String, Vec<String>)>) {
     let store = SwapStore::new(Rc::new(MemoryStore::new()));
     let built = Setup::over(store.clone(), "a");
     let root = built.root();
-    let tree = wide_tree(&built, &root, 4);
+    let tree = wide_tree(&built, &root, wide);
+    (store, tree)
+}
+
+/// A fresh runtime (nothing kept) over `logs`, its root open and its
+/// open-time recovery done.
+fn restarted(logs: Rc<MemoryStore>) -> (Setup, Agent) {
+    let s = Setup::over(SwapStore::new(logs), "b");
+    let root = s.root();
+    s.exec.run_idle();
+    (s, root)
+}
+
+#[test]
+fn a_cold_resume_reads_the_logs_on_its_way_up_not_the_tree() {
+    let (store, tree) = stored_wide_tree(4);
     let (creator, kids) = &tree[2];
 
     // A fresh runtime (nothing kept) over the same logs.
-    let s = Setup::over(SwapStore::new(store.inner()), "b");
-    let root = s.root();
-    s.exec.run_idle();
+    let (s, root) = restarted(store.inner());
     s.store.sessions_read();
     s.send(&root, &kids[1], "again");
     s.exec.run_idle();
@@ -398,10 +411,7 @@ fn a_cold_resume_reads_the_logs_on_its_way_up_not_the_tree() {
 
 #[test]
 fn a_start_marker_that_names_the_wrong_creator_is_checked_against_the_catalogs() {
-    let store = SwapStore::new(Rc::new(MemoryStore::new()));
-    let built = Setup::over(store.clone(), "a");
-    let root = built.root();
-    let tree = wide_tree(&built, &root, 2);
+    let (store, tree) = stored_wide_tree(2);
     let (target, liar) = (tree[0].1[0].clone(), tree[1].0.clone());
     // The member's start marker claims the other creator, whose catalog does not hold it.
     let forged = replaced(&store.inner(), &target, |mut events| {
@@ -412,9 +422,7 @@ fn a_start_marker_that_names_the_wrong_creator_is_checked_against_the_catalogs()
         }
         events
     });
-    let s = Setup::over(SwapStore::new(forged), "b");
-    let root = s.root();
-    s.exec.run_idle();
+    let (s, root) = restarted(forged);
     s.send(&root, &target, "who made you");
     s.exec.run_idle();
     // The listing decides: it is m0's child, under m0's name.
@@ -424,15 +432,10 @@ fn a_start_marker_that_names_the_wrong_creator_is_checked_against_the_catalogs()
 
 #[test]
 fn the_send_message_tool_reads_the_logs_on_the_way_to_its_target_not_the_tree() {
-    let store = SwapStore::new(Rc::new(MemoryStore::new()));
-    let built = Setup::over(store.clone(), "a");
-    let root = built.root();
-    let tree = wide_tree(&built, &root, 4);
+    let (store, tree) = stored_wide_tree(4);
     let (creator, kids) = &tree[1];
 
-    let s = Setup::over(SwapStore::new(store.inner()), "b");
-    let root = s.root();
-    s.exec.run_idle();
+    let (s, root) = restarted(store.inner());
     s.store.sessions_read();
     let call = |agent: &str| {
         let tools = s.rt.tools_for(&root).unwrap();
@@ -479,9 +482,7 @@ fn a_fork_is_found_through_its_own_start_marker_not_the_inherited_one() {
     let inherited = store.inner().read_now(&f, &ReadQuery::default()).unwrap();
     assert_eq!(inherited[0].kind, "session/start", "the fork's log starts with m0's start marker");
 
-    let s = Setup::over(SwapStore::new(store.inner()), "b");
-    let root = s.root();
-    s.exec.run_idle();
+    let (s, root) = restarted(store.inner());
     s.store.sessions_read();
     s.send(&root, &f, "and then");
     s.exec.run_idle();

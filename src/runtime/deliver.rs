@@ -65,20 +65,14 @@ impl Runtime {
             // Held until the message is accepted or refused: a resumed member
             // settles again (on release) if it never got it.
             let held = self.target_for(root_id, target_id, signal).await?;
-            let target = held.member.clone();
             // Admission re-validates the sender.
             let accepted = match sender.map(|s| self.require_live(s, "sender")).transpose() {
-                Ok(_) => self.accept(&target, source.clone(), content.clone(), scheduling, signal, answer).await,
+                Ok(_) => self.accept(&held.member, source.clone(), content.clone(), scheduling, signal, answer).await,
                 Err(e) => Err(e),
             };
             match accepted {
                 Err(e) if e.code == crate::ErrorCode::ActivationClosing => continue,
-                Err(e) => {
-                    // A member resumed for a message it never got settles again.
-                    self.kick(&target);
-                    return Err(e);
-                }
-                ok => return ok,
+                other => return other,
             }
         }
     }
@@ -137,12 +131,12 @@ impl Runtime {
     pub async fn reopen(&self, root: &Agent, target: &str, signal: &Signal) -> Result<Held> {
         self.require_root(root)?;
         let target_id = self.resolve_target(root, target, signal).await?;
-        let (member, _resumed) = if target_id == root.session_id() {
-            (root.0.clone(), None)
+        let held = if target_id == root.session_id() {
+            self.hold(root.0.clone())
         } else {
-            let held = self.target_for(&root.0.root_id, &target_id, signal).await?;
-            (held.member.clone(), Some(held))
+            self.target_for(&root.0.root_id, &target_id, signal).await?
         };
+        let member = &held.member;
         // A drain in progress stops every member, held or not: no hold is promised (sim seed 8438).
         let draining = self.0.state.borrow().trees.get(&root.0.root_id).is_some_and(|t| t.draining);
         if draining && !member.is_root() {
@@ -160,7 +154,7 @@ impl Runtime {
             }
             creator = c.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
         }
-        Ok(self.hold(member))
+        Ok(held)
     }
 
     /// `lead`, a full name or a Session id, as a Session id of `root`'s tree.
