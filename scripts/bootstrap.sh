@@ -14,6 +14,21 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
+# The pinned nightly the package's wasm is built with (Cargo.toml,
+# [package.metadata.pkg]): its rust-src for -Zbuild-std, its wasm32 std.
+PKG_TOOLCHAIN=$(sed -n '/^\[package.metadata.pkg\]/,/^\[/s/^toolchain = "\(.*\)"/\1/p' Cargo.toml)
+: "${PKG_TOOLCHAIN:?could not read [package.metadata.pkg] toolchain from Cargo.toml}"
+if ! rustup toolchain list | grep -q "^$PKG_TOOLCHAIN-"; then
+  log "installing the $PKG_TOOLCHAIN toolchain for the package build (seconds)"
+  rustup toolchain install "$PKG_TOOLCHAIN" --profile minimal --component rust-src --target wasm32-unknown-unknown
+fi
+if ! rustup component list --toolchain "$PKG_TOOLCHAIN" --installed | grep -q '^rust-src'; then
+  rustup component add rust-src --toolchain "$PKG_TOOLCHAIN"
+fi
+if ! rustup target list --toolchain "$PKG_TOOLCHAIN" --installed | grep -qx wasm32-unknown-unknown; then
+  rustup target add wasm32-unknown-unknown --toolchain "$PKG_TOOLCHAIN"
+fi
+
 # (wasm-opt comes from npm `binaryen`, pinned in pkg-tests' lockfile: Debian's
 # binaryen 108 corrupts the externref table rustc now emits.)
 need_apt=()

@@ -10,7 +10,17 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 CRATE=subagent_tree
 OUT=pkg
-WASM_IN=target/wasm32-unknown-unknown/release/$CRATE.wasm
+# The shipped wasm is built by the pinned nightly (Cargo.toml,
+# [package.metadata.pkg]; scripts/bootstrap.sh installs it) with the standard
+# library rebuilt for size: panics abort at once with no message or location
+# (none is ever shown: a panic already aborted the instance), and std's
+# size-optimised code paths. Its own target dir, so the stable builds of the
+# tests keep theirs.
+PKG_TOOLCHAIN=$(sed -n '/^\[package.metadata.pkg\]/,/^\[/s/^toolchain = "\(.*\)"/\1/p' Cargo.toml)
+export CARGO_TARGET_DIR=target/pkg
+export RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none"
+BUILD_STD=(-Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size)
+WASM_IN=$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/$CRATE.wasm
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -27,10 +37,10 @@ no_float_formatting() {
 
 # The full package, then the lite one (same target dir: cargo keeps both
 # feature sets' artifacts, so each rebuild is incremental).
-cargo build --release --lib --target wasm32-unknown-unknown
+cargo "+$PKG_TOOLCHAIN" build --release --lib --target wasm32-unknown-unknown "${BUILD_STD[@]}"
 no_float_formatting "$WASM_IN" "the full wasm" || FLOAT_FULL=1
 wasm-bindgen --target web --out-dir "$OUT" --out-name "$CRATE" "$WASM_IN"
-cargo build --release --lib --target wasm32-unknown-unknown --no-default-features
+cargo "+$PKG_TOOLCHAIN" build --release --lib --target wasm32-unknown-unknown --no-default-features "${BUILD_STD[@]}"
 no_float_formatting "$WASM_IN" "the lite wasm"
 wasm-bindgen --target web --out-dir "$OUT" --out-name "${CRATE}_lite" "$WASM_IN"
 
