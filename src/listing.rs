@@ -369,32 +369,112 @@ enum Outcome {
     Failed(DiagnosticReason),
 }
 
-fn outcome(read: ReadResult, query: &ReadQuery) -> Result<Outcome> {
-    // Only the caller's abort rejects; a store error that merely carries the
-    // CANCELLED code is a failed read of this branch.
-    query.signal.check()?;
+fn outcome(read: ReadResult, query: &ReadQuery) -> Outcome {
     match decode_read(read, query) {
-        Ok(Some(entries)) => Ok(Outcome::Read(entries)),
-        Ok(None) => Ok(Outcome::Failed(DiagnosticReason::Unavailable)),
-        Err(e) if e.code == ErrorCode::CorruptCatalog => Ok(Outcome::Failed(DiagnosticReason::Corrupt)),
-        Err(_) => Ok(Outcome::Failed(DiagnosticReason::Unavailable)),
+        Ok(Some(entries)) => Outcome::Read(entries),
+        Ok(None) => Outcome::Failed(DiagnosticReason::Unavailable),
+        Err(e) if e.code == ErrorCode::CorruptCatalog => Outcome::Failed(DiagnosticReason::Corrupt),
+        Err(_) => Outcome::Failed(DiagnosticReason::Unavailable),
     }
 }
 
-/// Reads one level's catalogs: one `read_many`, or one `read` each.
-async fn read_level(store: &dyn Store, ids: &[String], signal: &Signal) -> Result<Vec<Outcome>> {
-    let query = ReadQuery::types(CATALOG_TYPES, signal);
-    if let Some(batch) = store.read_many(ids, &query) {
-        return match signal.guard(batch).await {
-            Ok(results) if results.len() == ids.len() => results.into_iter().map(|r| outcome(r, &query)).collect(),
-            // A batch that fails whole, or answers the wrong number of ids, leaves each branch unreadable.
-            Ok(_) => Ok(ids.iter().map(|_| Outcome::Failed(DiagnosticReason::Unavailable)).collect()),
-            Err(_) if signal.is_aborted() => Err(SubagentError::cancelled()),
-            Err(_) => Ok(ids.iter().map(|_| Outcome::Failed(DiagnosticReason::Unavailable)).collect()),
-        };
+/// A listing as a state machine without I/O: it names the catalogs to read
+/// next, takes their reads, and assembles the rows once nothing is left to
+/// read. [`list_descendants`] drives it over a [`Store`]; a host can drive it
+/// with reads of its own, in any way that hands each level's reads back in
+/// the order [`Lister::wants`] names them.
+///
+/// The first level is the root alone, read with `read`: its failure, or a
+/// corrupt root catalog, fails the listing. Every later level is the
+/// not-yet-read, non-external children of the level before (each distinct id
+/// once), read with one `read_many` or one `read` each: a failed read there
+/// only marks its branch.
+pub struct Lister {
+    root: String,
+    root_entries: Option<Vec<CatalogEntry>>,
+    catalogs: HashMap<String, Outcome>,
+    scheduled: HashSet<String>,
+    level: Vec<String>,
+    query: ReadQuery,
+}
+
+impl Lister {
+    pub fn new(root: &str) -> Lister {
+        Lister {
+            root: root.to_owned(),
+            root_entries: None,
+            catalogs: HashMap::default(),
+            scheduled: HashSet::from_iter([root.to_owned()]),
+            level: vec![root.to_owned()],
+            query: ReadQuery::types(CATALOG_TYPES, &Signal::new()),
+        }
     }
-    let results = crate::store::read_each(store, ids, &query, signal).await?;
-    results.into_iter().map(|r| outcome(r, &query)).collect()
+
+    /// The sessions whose catalogs to read now (empty once done).
+    pub fn wants(&self) -> &[String] {
+        &self.level
+    }
+
+    /// Whether [`Lister::wants`] is the root alone, whose read must not fail.
+    pub fn at_root(&self) -> bool {
+        self.root_entries.is_none()
+    }
+
+    /// The query every catalog read asks (event types; no signal of its own).
+    pub fn query(&self) -> &ReadQuery {
+        &self.query
+    }
+
+    /// The reads of [`Lister::wants`], in its order. At the root a failed
+    /// read or a corrupt catalog is the listing's error (a root with no log
+    /// has no descendants); below it each read only decides its branch, and
+    /// a batch that failed whole or answered the wrong number of sessions
+    /// leaves each branch unavailable.
+    pub fn answer(&mut self, reads: Result<Vec<ReadResult>>) -> Result<()> {
+        let level = std::mem::take(&mut self.level);
+        if self.at_root() {
+            let read = match reads.map(<[ReadResult; 1]>::try_from) {
+                Ok(Ok([read])) => read,
+                Ok(Err(_)) => Err(SubagentError::new(
+                    ErrorCode::PersistenceUnavailable,
+                    format!(
+                        "the read of root session {} must answer one session",
+                        name::quote_truncated(&self.root, 100)
+                    ),
+                )),
+                Err(e) => Err(e),
+            };
+            let entries = decode_read(read, &self.query)?.unwrap_or_default();
+            self.schedule_children_of(&entries);
+            self.root_entries = Some(entries);
+            return Ok(());
+        }
+        let reads = reads.ok().filter(|r| r.len() == level.len());
+        let outcomes: Vec<Outcome> = match reads {
+            Some(reads) => reads.into_iter().map(|r| outcome(r, &self.query)).collect(),
+            None => level.iter().map(|_| Outcome::Failed(DiagnosticReason::Unavailable)).collect(),
+        };
+        for (id, outcome) in level.into_iter().zip(outcomes) {
+            if let Outcome::Read(entries) = &outcome {
+                self.schedule_children_of(entries);
+            }
+            self.catalogs.insert(id, outcome);
+        }
+        Ok(())
+    }
+
+    fn schedule_children_of(&mut self, entries: &[CatalogEntry]) {
+        for entry in entries {
+            if entry.mode != Mode::External && self.scheduled.insert(entry.id.clone()) {
+                self.level.push(entry.id.clone());
+            }
+        }
+    }
+
+    /// The rows, in stable pre-order (once [`Lister::wants`] is empty).
+    pub fn rows(&self) -> Vec<Row> {
+        assemble(&self.root, self.root_entries.as_deref().unwrap_or_default(), &self.catalogs)
+    }
 }
 
 /// Lists every descendant reachable from `root`'s catalog, in stable pre-order.
@@ -402,32 +482,23 @@ async fn read_level(store: &dyn Store, ids: &[String], signal: &Signal) -> Resul
 /// The root's own read failing, a corrupt root catalog, and cancellation reject;
 /// a root with no log has no descendants.
 pub async fn list_descendants(store: &dyn Store, root: &str, signal: &Signal) -> Result<Vec<Row>> {
-    let root_entries = read_catalog(store, root, signal).await?.unwrap_or_default();
-
-    // Read breadth-first, one round trip per level, each distinct id once.
-    let mut catalogs: HashMap<String, Outcome> = HashMap::default();
-    let mut scheduled: HashSet<String> = HashSet::from_iter([root.to_owned()]);
-    let schedule = |entries: &[CatalogEntry], level: &mut Vec<String>, scheduled: &mut HashSet<String>| {
-        for entry in entries {
-            if entry.mode != Mode::External && scheduled.insert(entry.id.clone()) {
-                level.push(entry.id.clone());
-            }
-        }
-    };
-    let mut level = Vec::new();
-    schedule(&root_entries, &mut level, &mut scheduled);
-    while !level.is_empty() {
-        let outcomes = read_level(store, &level, signal).await?;
-        let mut next = Vec::new();
-        for (id, outcome) in level.drain(..).zip(outcomes) {
-            if let Outcome::Read(entries) = &outcome {
-                schedule(entries, &mut next, &mut scheduled);
-            }
-            catalogs.insert(id, outcome);
-        }
-        level = next;
+    let mut lister = Lister::new(root);
+    let query = ReadQuery { signal: signal.clone(), ..lister.query().clone() };
+    while !lister.wants().is_empty() {
+        let ids = lister.wants().to_vec();
+        let reads = if lister.at_root() {
+            Ok(vec![signal.guard(store.read(root, &query)).await])
+        } else if let Some(batch) = store.read_many(&ids, &query) {
+            signal.guard(batch).await
+        } else {
+            crate::store::read_each(store, &ids, &query, signal).await
+        };
+        // Only the caller's abort rejects; a store error that merely carries
+        // the CANCELLED code is a failed read of its branch.
+        signal.check()?;
+        lister.answer(reads)?;
     }
-    Ok(assemble(root, &root_entries, &catalogs))
+    Ok(lister.rows())
 }
 
 /// Pre-order rows from catalogs already read. Iterative: a long chain must
@@ -524,26 +595,78 @@ fn entry_row(entry: &CatalogEntry, parent_id: String, depth: u32, path: Option<F
     })
 }
 
+/// A resolution as a state machine without I/O: it names the one catalog to
+/// read next (the root's, then each member's along the path) and takes its
+/// read. [`resolve_name`] drives it over a [`Store`].
+pub struct Resolver {
+    text: String,
+    segments: Vec<AgentName>,
+    /// Segments already found.
+    found: usize,
+    current: String,
+    done: bool,
+    query: ReadQuery,
+}
+
+impl Resolver {
+    /// `lead` is the root and any text that is not a full name is a Session
+    /// id: both are resolved at once, reading nothing.
+    pub fn new(root: &str, text: &str) -> Resolver {
+        let (segments, current) = match AgentRef::parse(text) {
+            AgentRef::Lead => (Vec::new(), root.to_owned()),
+            AgentRef::Session(id) => (Vec::new(), id),
+            AgentRef::Path(segments) => (segments, root.to_owned()),
+        };
+        let done = segments.is_empty();
+        let query = ReadQuery::types(CATALOG_TYPES, &Signal::new());
+        Resolver { text: text.to_owned(), segments, found: 0, current, done, query }
+    }
+
+    /// The session whose catalog to read next; `None` once resolved.
+    pub fn wants(&self) -> Option<&str> {
+        (!self.done).then_some(self.current.as_str())
+    }
+
+    /// The query every catalog read asks.
+    pub fn query(&self) -> &ReadQuery {
+        &self.query
+    }
+
+    /// The read of [`Resolver::wants`]: a failed read or a corrupt catalog is
+    /// the resolution's error, a missing session an empty catalog, and a
+    /// segment that names nobody (or an external member with more below it)
+    /// `UNKNOWN_AGENT`.
+    pub fn answer(&mut self, read: ReadResult) -> Result<()> {
+        let entries = decode_read(read, &self.query)?.unwrap_or_default();
+        let Some(segment) = self.segments.get(self.found) else { return Ok(()) };
+        let last = self.found + 1 == self.segments.len();
+        match entries.into_iter().find(|e| e.name.as_ref() == Some(segment)) {
+            Some(entry) if last || entry.mode != Mode::External => self.current = entry.id,
+            _ => return Err(unknown_agent(&self.text)),
+        }
+        self.found += 1;
+        self.done = last;
+        Ok(())
+    }
+
+    /// The Session id, once [`Resolver::wants`] is `None`.
+    pub fn resolved(&self) -> Option<&str> {
+        self.done.then_some(self.current.as_str())
+    }
+}
+
 /// Resolves a model-supplied reference within the tree of `root`: `lead` is
 /// the root, a full name is looked up through the catalogs along its path
 /// (and only those), anything else is returned unchanged as a Session id.
 /// Resolution grants no authority.
 pub async fn resolve_name(store: &dyn Store, root: &str, text: &str, signal: &Signal) -> Result<String> {
-    let segments = match AgentRef::parse(text) {
-        AgentRef::Lead => return Ok(root.to_owned()),
-        AgentRef::Session(id) => return Ok(id),
-        AgentRef::Path(segments) => segments,
-    };
-    let mut current = root.to_owned();
-    for (i, segment) in segments.iter().enumerate() {
-        let entries = read_catalog(store, &current, signal).await?.unwrap_or_default();
-        let found = entries.into_iter().find(|e| e.name.as_ref() == Some(segment));
-        match found {
-            Some(entry) if i + 1 == segments.len() || entry.mode != Mode::External => current = entry.id,
-            _ => return Err(unknown_agent(text)),
-        }
+    let mut resolver = Resolver::new(root, text);
+    let query = ReadQuery { signal: signal.clone(), ..resolver.query().clone() };
+    while let Some(session) = resolver.wants() {
+        let read = signal.guard(store.read(session, &query)).await;
+        resolver.answer(read)?;
     }
-    Ok(current)
+    Ok(resolver.resolved().unwrap_or(root).to_owned())
 }
 
 pub fn unknown_agent(text: &str) -> SubagentError {

@@ -182,6 +182,86 @@ impl JsStore {
         Ok(JsStore { obj: value.clone().unchecked_into(), has_read_many, budget: EventBudget::default() })
     }
 
+    /// Calls `read` for one session: what it returned, or what it threw.
+    pub fn start_read(&self, session: &str, query: &ReadQuery) -> std::result::Result<JsValue, JsValue> {
+        self.obj.read(session, &read_options(query, true))
+    }
+
+    /// A `read`'s settled outcome, as the core takes it.
+    pub fn finish_read(
+        &self,
+        session: &str,
+        query: &ReadQuery,
+        outcome: std::result::Result<JsValue, JsValue>,
+    ) -> ReadResult {
+        let value = outcome.map_err(|e| {
+            from_thrown(
+                ErrorCode::PersistenceUnavailable,
+                format!("store.read failed for session {}", quote(session)),
+                e,
+            )
+        })?;
+        parse_read(&value, "store.read", session, query, self.budget)
+    }
+
+    /// Whether the store offers `readMany` (decided once, by [`JsStore::new`]).
+    pub fn has_read_many(&self) -> bool {
+        self.has_read_many
+    }
+
+    /// Calls `readMany` (the caller checked [`JsStore::has_read_many`]).
+    pub fn start_read_many(&self, sessions: &[String], query: &ReadQuery) -> std::result::Result<JsValue, JsValue> {
+        let ids: Array = sessions.iter().map(|s| JsValue::from_str(s)).collect();
+        self.obj.read_many(&ids, &read_options(query, false))
+    }
+
+    /// A `readMany`'s settled outcome, as the core takes it: one read per session.
+    pub fn finish_read_many(
+        &self,
+        sessions: &[String],
+        query: &ReadQuery,
+        outcome: std::result::Result<JsValue, JsValue>,
+    ) -> Result<Vec<ReadResult>> {
+        let what = || match sessions {
+            [one] => format!("session {}", quote(one)),
+            _ => format!("{} sessions", sessions.len()),
+        };
+        let value = outcome.map_err(|e| {
+            from_thrown(ErrorCode::PersistenceUnavailable, format!("store.readMany failed for {}", what()), e)
+        })?;
+        let items = super::convert::array_arg(&value, "store.readMany").map_err(|_| {
+            SubagentError::new(
+                ErrorCode::PersistenceUnavailable,
+                format!(
+                    "store.readMany returned {} for {}; expected one result per session id",
+                    describe(&value),
+                    what()
+                ),
+            )
+        })?;
+        if let Some(lists) = super::fast::event_lists(&items, &types_js(query), self.budget.payload_bytes) {
+            if lists.len() == items.length() as usize {
+                return Ok(lists.into_iter().map(Ok).collect());
+            }
+        }
+        Ok(items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let session = sessions.get(i).map(String::as_str).unwrap_or_default();
+                if item.is_instance_of::<js_sys::Error>() {
+                    Err(from_thrown(
+                        ErrorCode::PersistenceUnavailable,
+                        format!("store.readMany failed for session {}", quote(session)),
+                        item,
+                    ))
+                } else {
+                    parse_read(&item, "store.readMany", session, query, self.budget)
+                }
+            })
+            .collect())
+    }
+
     /// The same store reading payloads of up to `payload_bytes` each (`eventPayloadBytes`).
     pub fn with_payload_limit(mut self, payload_bytes: usize) -> JsStore {
         self.budget = EventBudget { payload_bytes };
@@ -206,15 +286,8 @@ impl Store for JsStore {
 
     fn read<'a>(&'a self, session: &'a str, query: &'a ReadQuery) -> LocalBoxFuture<'a, ReadResult> {
         Box::pin(async move {
-            let outcome = self.obj.read(session, &read_options(query, true));
-            let value = settled(outcome).await.map_err(|e| {
-                from_thrown(
-                    ErrorCode::PersistenceUnavailable,
-                    format!("store.read failed for session {}", quote(session)),
-                    e,
-                )
-            })?;
-            parse_read(&value, "store.read", session, query, self.budget)
+            let outcome = settled(self.start_read(session, query)).await;
+            self.finish_read(session, query, outcome)
         })
     }
 
@@ -227,46 +300,8 @@ impl Store for JsStore {
             return None;
         }
         Some(Box::pin(async move {
-            let ids: Array = sessions.iter().map(|s| JsValue::from_str(s)).collect();
-            let outcome = self.obj.read_many(&ids, &read_options(query, false));
-            let what = || match sessions {
-                [one] => format!("session {}", quote(one)),
-                _ => format!("{} sessions", sessions.len()),
-            };
-            let value = settled(outcome).await.map_err(|e| {
-                from_thrown(ErrorCode::PersistenceUnavailable, format!("store.readMany failed for {}", what()), e)
-            })?;
-            let items = super::convert::array_arg(&value, "store.readMany").map_err(|_| {
-                SubagentError::new(
-                    ErrorCode::PersistenceUnavailable,
-                    format!(
-                        "store.readMany returned {} for {}; expected one result per session id",
-                        describe(&value),
-                        what()
-                    ),
-                )
-            })?;
-            if let Some(lists) = super::fast::event_lists(&items, &types_js(query), self.budget.payload_bytes) {
-                if lists.len() == items.length() as usize {
-                    return Ok(lists.into_iter().map(Ok).collect());
-                }
-            }
-            Ok(items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| {
-                    let session = sessions.get(i).map(String::as_str).unwrap_or_default();
-                    if item.is_instance_of::<js_sys::Error>() {
-                        Err(from_thrown(
-                            ErrorCode::PersistenceUnavailable,
-                            format!("store.readMany failed for session {}", quote(session)),
-                            item,
-                        ))
-                    } else {
-                        parse_read(&item, "store.readMany", session, query, self.budget)
-                    }
-                })
-                .collect())
+            let outcome = settled(self.start_read_many(sessions, query)).await;
+            self.finish_read_many(sessions, query, outcome)
         }))
     }
 
