@@ -1149,3 +1149,101 @@ fn a_chain_along_one_path_gives_the_listings_rows_for_it() {
     assert!(chain(&["a", "a"], &[ROOT, ROOT]).is_none(), "an id repeated on the way");
     assert!(chain(&["a"], &[ROOT, "a"]).is_none(), "one catalog per member");
 }
+
+// ---------------------------------------------------------------------------
+// The machines without I/O: a host that does its own reads gets the same rows
+
+/// Answers each level of `lister` from `store`'s logs, in an order of the
+/// host's choosing (`reverse`: each level read last-first, answers put back
+/// in `wants` order), and returns what it was asked level by level.
+fn drive_by_hand(
+    lister: &mut subagent_tree::listing::Lister,
+    store: &subagent_tree::MemoryStore,
+    reverse: bool,
+) -> Vec<Vec<String>> {
+    let mut asked = Vec::new();
+    while !lister.wants().is_empty() {
+        let ids = lister.wants().to_vec();
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        if reverse {
+            order.reverse();
+        }
+        let mut reads: Vec<Option<subagent_tree::store::ReadResult>> = ids.iter().map(|_| None).collect();
+        for i in order {
+            reads[i] = Some(Ok(store.read_now(&ids[i], lister.query())));
+        }
+        lister.answer(Ok(reads.into_iter().map(Option::unwrap).collect())).unwrap();
+        asked.push(ids);
+    }
+    asked
+}
+
+#[test]
+fn a_lister_driven_by_hand_asks_level_by_level_and_gives_the_listing_rows() {
+    let t = tangled_tree();
+    let store = t.store(true);
+    let mut lister = subagent_tree::listing::Lister::new(ROOT);
+    assert!(lister.at_root());
+    let asked = drive_by_hand(&mut lister, &store, true);
+    assert_eq!(asked[0], vec![ROOT.to_owned()], "the root alone first");
+    assert_eq!(asked[1], vec!["a".to_owned(), "b".to_owned()], "then its non-external children, each once");
+    let every: Vec<&String> = asked.iter().flatten().collect();
+    assert_eq!(every.len(), every.iter().collect::<std::collections::HashSet<_>>().len(), "no session asked twice");
+    assert!(!every.iter().any(|id| *id == "e"), "external members are never read");
+    assert_eq!(render(&lister.rows()), render(&list_both(&t, ROOT)));
+}
+
+#[test]
+fn a_lister_takes_a_failed_or_miscounted_batch_as_every_branch_unavailable() {
+    let t = tangled_tree();
+    let store = t.store(true);
+    for bad in [Err(subagent_tree::SubagentError::cancelled()), Ok(Vec::new())] {
+        let mut lister = subagent_tree::listing::Lister::new(ROOT);
+        lister.answer(Ok(vec![Ok(store.read_now(ROOT, lister.query()))])).unwrap();
+        lister.answer(bad).unwrap();
+        assert!(lister.wants().is_empty(), "nothing below an unreadable level is asked");
+        assert_rows(
+            &lister.rows(),
+            &["a <root !unavailable", "b <root !unavailable", "e <root external name=ext path=ext"],
+        );
+    }
+}
+
+#[test]
+fn a_lister_fails_with_its_root_and_lists_nothing_under_a_missing_one() {
+    let failed = subagent_tree::SubagentError::new(ErrorCode::PersistenceUnavailable, "down");
+    let mut lister = subagent_tree::listing::Lister::new(ROOT);
+    assert_eq!(lister.answer(Ok(vec![Err(failed)])).unwrap_err().code, ErrorCode::PersistenceUnavailable);
+    let mut lister = subagent_tree::listing::Lister::new(ROOT);
+    assert_eq!(
+        lister.answer(Ok(vec![])).unwrap_err().code,
+        ErrorCode::PersistenceUnavailable,
+        "one answer per root read"
+    );
+    let mut lister = subagent_tree::listing::Lister::new(ROOT);
+    lister.answer(Ok(vec![Ok(None)])).unwrap();
+    assert!(lister.wants().is_empty() && lister.rows().is_empty());
+}
+
+#[test]
+fn a_resolver_reads_only_the_catalogs_along_the_path() {
+    let t = tangled_tree();
+    let store = t.store(true);
+    let mut resolver = subagent_tree::listing::Resolver::new(ROOT, "alpha/one/deep");
+    let mut asked = Vec::new();
+    while let Some(session) = resolver.wants().map(str::to_owned) {
+        let read = Ok(store.read_now(&session, resolver.query()));
+        resolver.answer(read).unwrap();
+        asked.push(session);
+    }
+    assert_eq!(asked, ["root", "a", "a1"]);
+    assert_eq!(resolver.resolved(), Some("deep"));
+    for (text, id) in [("lead", ROOT), ("0b7e3f5a-1c2d", "0b7e3f5a-1c2d")] {
+        let resolver = subagent_tree::listing::Resolver::new(ROOT, text);
+        assert_eq!((resolver.wants(), resolver.resolved()), (None, Some(id)), "{text} reads nothing");
+    }
+    let mut resolver = subagent_tree::listing::Resolver::new(ROOT, "alpha/nobody");
+    resolver.answer(Ok(store.read_now(ROOT, resolver.query()))).unwrap();
+    let e = resolver.answer(Ok(store.read_now("a", resolver.query()))).unwrap_err();
+    assert_eq!(e.code, ErrorCode::UnknownAgent);
+}

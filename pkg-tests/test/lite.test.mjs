@@ -20,7 +20,7 @@ test('lite exports the listing surface and no runtime', () => {
   for (const name of ['isValidName', 'validateName', 'defaultName', 'parseAgentRef', 'decodeCatalogPayload', 'projectCatalog', 'listDescendants', 'resolveName', 'MemoryStore', 'SubagentError', 'errorCodes', 'init']) {
     assert.ok(name in lite, `lite exports ${name}`);
   }
-  for (const name of ['SubagentRuntime', 'Agent']) assert.ok(!(name in lite), `lite does not export ${name}`);
+  for (const name of ['SubagentRuntime', 'Agent', 'Job']) assert.ok(!(name in lite), `lite does not export ${name}`);
   assert.deepEqual(lite.errorCodes, full.errorCodes);
   assert.equal(lite.SubagentError, full.SubagentError, 'one error class for both entries');
 });

@@ -3,21 +3,20 @@
 //! no rule lives here.
 
 use super::convert::{
-    agent_ref_to_js, count_arg, entry_to_js, events_from_js, id_arg, option, options_arg, rows_to_js, string_arg,
-    strings_arg, value_from_js,
+    agent_ref_to_js, count_arg, entry_to_js, events_from_js, id_arg, option, options_arg, string_arg, strings_arg,
+    value_from_js,
 };
 use super::error::{invalid, to_js};
-use super::future_to_promise;
 use super::signal::Link;
 use super::store::JsStore;
 use crate::catalog;
 use crate::error::{ErrorCode, Result, SubagentError};
-use crate::listing;
 use crate::name::{self, AgentRef};
-use crate::store::Store;
 use js_sys::{Array, JsString, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+#[cfg(feature = "runtime")]
+use {super::convert::rows_to_js, super::future_to_promise, crate::listing, crate::store::Store};
 
 type JsResult<T> = std::result::Result<T, JsValue>;
 
@@ -105,23 +104,30 @@ pub fn project_catalog(
     })())
 }
 
-/// Validates a listing call's common arguments and links its signal.
-fn prepare(store: &JsValue, root: &JsValue, options: &JsValue) -> Result<(Box<dyn Store>, String, Link)> {
-    let store = store_arg(store)?;
+/// The store of a listing call: the package's own `MemoryStore` natively
+/// (the full build), any other store through its methods.
+#[cfg(feature = "runtime")]
+type CallStore = Box<dyn Store>;
+/// The store of a listing call, always through its methods (the lite build's
+/// JS loop calls them; see `super::lite`).
+#[cfg(not(feature = "runtime"))]
+type CallStore = JsStore;
+
+/// Validates a listing call's common arguments and links its signal (the
+/// lite build's JS loop listens to it itself).
+fn prepare(store: &JsValue, root: &JsValue, options: &JsValue) -> Result<(CallStore, String, Link)> {
+    #[cfg(feature = "runtime")]
+    let store: CallStore = match super::native::native_store(store, "store", crate::limits::MAX_STORED_EVENT_BYTES)? {
+        Some(native) => Box::new(native),
+        None => Box::new(JsStore::new(store, "store")?),
+    };
+    #[cfg(not(feature = "runtime"))]
+    let store = JsStore::new(store, "store")?;
     let root = id_arg(root, "rootSessionId")?;
     let options = options_arg(options, "options")?;
-    let link = Link::from_options(options.as_ref(), "options", true)?;
+    let link = Link::from_options(options.as_ref(), "options", cfg!(feature = "runtime"))?;
     link.check()?;
     Ok((store, root, link))
-}
-
-/// The package's own `MemoryStore` natively (the full build), any other store through its methods.
-fn store_arg(store: &JsValue) -> Result<Box<dyn Store>> {
-    #[cfg(feature = "runtime")]
-    if let Some(native) = super::native::native_store(store, "store", crate::limits::MAX_STORED_EVENT_BYTES)? {
-        return Ok(Box::new(native));
-    }
-    Ok(Box::new(JsStore::new(store, "store")?))
 }
 
 /// Every descendant of `rootSessionId`, in stable pre-order.
@@ -135,6 +141,9 @@ pub fn list_descendants(
         Ok(prepared) => prepared,
         Err(e) => return Promise::reject(&to_js(e)),
     };
+    #[cfg(not(feature = "runtime"))]
+    return super::lite::list(store, &root, link);
+    #[cfg(feature = "runtime")]
     future_to_promise(async move {
         match listing::list_descendants(&*store, &root, link.signal()).await {
             Ok(rows) => Ok(rows_to_js(&rows)),
@@ -163,6 +172,9 @@ pub fn resolve_name(
         AgentRef::Lead => return Promise::resolve(&JsValue::from_str(&root)),
         AgentRef::Path(_) => {}
     }
+    #[cfg(not(feature = "runtime"))]
+    return super::lite::resolve(store, &root, &text_string, link);
+    #[cfg(feature = "runtime")]
     future_to_promise(async move {
         match listing::resolve_name(&*store, &root, &text_string, link.signal()).await {
             Ok(id) => Ok(JsValue::from_str(&id)),

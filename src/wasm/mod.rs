@@ -12,6 +12,7 @@
 //! | [`convert`] | trap-free JS <-> core conversions |
 //! | [`fast`] | the same conversions as one JSON crossing, where the data allows it |
 //! | [`runtime`] | the exported `SubagentRuntime` class, agent handles, activations, tools |
+//! | [`lite`] | (lite build) listings and resolutions as jobs a JS loop drives: no futures in the lite wasm |
 //! | [`handles`] | the capability-guarded imports of `js/runtime.js` (handle minting) |
 //! | [`ports`] | the agent host, providers, runs, clock and ids over JS objects |
 //! | [`ts`] | the hand-written TypeScript types |
@@ -31,6 +32,8 @@ pub mod error;
 pub mod fast;
 #[cfg(feature = "runtime")]
 pub mod handles;
+#[cfg(not(feature = "runtime"))]
+pub mod lite;
 #[cfg(feature = "runtime")]
 pub mod native;
 #[cfg(feature = "runtime")]
@@ -44,6 +47,7 @@ pub mod ts;
 /// `wasm_bindgen_futures::future_to_promise` over one boxed future type: every
 /// async export shares a single copy of its body (~2.5 KB gzip saved) instead
 /// of one per future type.
+#[cfg(feature = "runtime")]
 pub fn future_to_promise(
     future: impl std::future::Future<Output = Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>> + 'static,
 ) -> js_sys::Promise {

@@ -62,6 +62,30 @@ impl Link {
         &self.signal
     }
 
+    /// Adds a JS `listener` for the signal's `abort`, for a call that a JS
+    /// loop drives (the lite build's listings): `false` when the call has no
+    /// signal. `name` is the signal's name in the sentence (`options.signal`).
+    pub fn listen(&self, listener: &Function, name: &str) -> Result<bool> {
+        let Some(js) = &self.js else { return Ok(false) };
+        let add = get(js, "addEventListener", name)?;
+        let Some(add) = add.dyn_ref::<Function>() else {
+            return Err(invalid(format!("{name} must be an AbortSignal, not {}", describe(js))));
+        };
+        add.call2(js, &JsValue::from_str("abort"), listener)
+            .map_err(|e| invalid(format!("{name}.addEventListener failed ({})", super::error::describe_thrown(&e))))?;
+        Ok(true)
+    }
+
+    /// Removes a listener [`Link::listen`] added; `false` when the signal refused.
+    pub fn unlisten(&self, listener: &JsValue) -> bool {
+        let Some(js) = &self.js else { return true };
+        Reflect::get(js, &JsValue::from_str("removeEventListener"))
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+            .map(|remove| remove.call2(js, &JsValue::from_str("abort"), listener).is_ok())
+            .unwrap_or(false)
+    }
+
     /// `Err(CANCELLED)` (with the abort reason as `cause`) once aborted.
     pub fn check(&self) -> Result<()> {
         if self.signal.is_aborted() {
@@ -90,13 +114,8 @@ impl Link {
 
 impl Drop for Link {
     fn drop(&mut self) {
-        let (Some(js), Some(listener)) = (&self.js, self.listener.take()) else { return };
-        let removed = Reflect::get(js, &JsValue::from_str("removeEventListener"))
-            .ok()
-            .and_then(|f| f.dyn_into::<Function>().ok())
-            .map(|remove| remove.call2(js, &JsValue::from_str("abort"), listener.as_ref()).is_ok())
-            .unwrap_or(false);
-        if !removed {
+        let Some(listener) = self.listener.take() else { return };
+        if !self.unlisten(listener.as_ref()) {
             // The signal still holds the listener: keep the closure alive so a
             // later abort calls a live function rather than throwing.
             listener.forget();
