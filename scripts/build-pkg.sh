@@ -149,6 +149,7 @@ for entry in node.js web.js workerd.js; do
   sed -e "s#__SNIPPET__#./$snippet#" "src/wasm/js/lite/$entry" > "$OUT/lite-$entry"
 done
 cp src/wasm/js/lite/lite.d.ts "$OUT/lite.d.ts"
+cp src/wasm/js/lite/exports.js "$OUT/lite-exports.js"
 cp src/wasm/js/index.d.ts "$OUT/index.d.ts"
 cp -r src/wasm/js/web "$OUT/web"   # <subagent-tree> element, IndexedDB store, TreeLock (browser)
 # Durable Object store + OpenAI-compatible model host (edge/), file store (node/):

@@ -6,21 +6,7 @@ import { initSync as glueInitSync, errorCodeList } from './subagent_tree_lite.js
 
 glueInitSync({ module: readFileSync(new URL('./subagent_tree_lite_bg.wasm', import.meta.url)) });
 
-// The lite surface, by name: the glue also exports the class of the jobs
-// its listings run as (src/wasm/lite.rs), which is no API.
-export {
-  decodeCatalogPayload,
-  defaultName,
-  errorCodeList,
-  isValidName,
-  listDescendants,
-  MemoryStore,
-  parseAgentRef,
-  projectCatalog,
-  resolveName,
-  start,
-  validateName,
-} from './subagent_tree_lite.js';
+export * from './lite-exports.js';
 // `init`/`initSync` shadow the glue's own: they return nothing, so the raw
 // wasm exports (memory, allocator) never reach page code.
 /** Idempotent (the module is instantiated on import). Resolves to nothing. */
