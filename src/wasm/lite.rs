@@ -128,7 +128,7 @@ impl Job {
 
     /// Adds `listener` for the caller's signal's `abort`; `false` when the call has no signal.
     pub fn listen(&self, listener: &Function) -> std::result::Result<bool, JsValue> {
-        self.link.listen(listener, "options.signal").map_err(to_js)
+        self.link.listen(listener).map_err(to_js)
     }
 
     /// Removes the listener `listen` added (a signal that refuses keeps it: it only wakes a finished loop).

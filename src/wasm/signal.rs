@@ -19,18 +19,22 @@ use wasm_bindgen::JsCast;
 pub struct Link {
     signal: Signal,
     js: Option<JsValue>,
+    /// The signal's `addEventListener` as validated (read once) and the
+    /// signal's name in sentences (`options.signal`).
+    add: Option<(Function, String)>,
     listener: Option<Closure<dyn FnMut()>>,
 }
 
 impl Link {
     /// A call without a JS signal.
     pub fn none() -> Link {
-        Link { signal: Signal::new(), js: None, listener: None }
+        Link { signal: Signal::new(), js: None, add: None, listener: None }
     }
 
     /// Links `options.signal` (absent, `undefined` or `null` mean none).
     /// With `listen` off the link only reports whether the signal had
-    /// already aborted (for calls that finish synchronously).
+    /// already aborted (for calls that finish synchronously, or that a JS
+    /// loop drives: it adds its own listener with [`Link::listen`]).
     pub fn from_options(options: Option<&JsValue>, what: &str, listen: bool) -> Result<Link> {
         let Some(js) = option(options, "signal", what)? else { return Ok(Link::none()) };
         let name = format!("{what}.signal");
@@ -39,41 +43,43 @@ impl Link {
             return Err(not_a_signal());
         }
         let add = get(&js, "addEventListener", &name)?;
-        let Some(add) = add.dyn_ref::<Function>() else { return Err(not_a_signal()) };
+        let Some(add) = add.dyn_ref::<Function>().cloned() else { return Err(not_a_signal()) };
         let signal = Signal::new();
         signal.set_host(Rc::new(js.clone()));
         if get(&js, "aborted", &name)?.is_truthy() {
             signal.abort();
         }
-        if signal.is_aborted() || !listen {
-            return Ok(Link { signal, js: Some(js), listener: None });
+        let mut link = Link { signal, js: Some(js), add: Some((add, name)), listener: None };
+        if link.signal.is_aborted() || !listen {
+            return Ok(link);
         }
-        let core = signal.clone();
+        let core = link.signal.clone();
         let listener = Closure::<dyn FnMut()>::new(move || core.abort());
-        if let Err(e) = add.call2(&js, &JsValue::from_str("abort"), listener.as_ref()) {
+        if let Err(e) = link.add_listener(listener.as_ref()) {
             // The hostile signal may have kept the listener anyway: keep it callable.
             listener.forget();
-            return Err(invalid(format!("{name}.addEventListener failed ({})", super::error::describe_thrown(&e))));
+            return Err(e);
         }
-        Ok(Link { signal, js: Some(js), listener: Some(listener) })
+        link.listener = Some(listener);
+        Ok(link)
+    }
+
+    fn add_listener(&self, listener: &JsValue) -> Result<()> {
+        let (Some(js), Some((add, name))) = (&self.js, &self.add) else { return Ok(()) };
+        add.call2(js, &JsValue::from_str("abort"), listener)
+            .map(drop)
+            .map_err(|e| invalid(format!("{name}.addEventListener failed ({})", super::error::describe_thrown(&e))))
+    }
+
+    /// Adds a JS `listener` for the signal's `abort`, for a call that a JS
+    /// loop drives (the lite build's listings): `false` when the call has no signal.
+    pub fn listen(&self, listener: &Function) -> Result<bool> {
+        self.add_listener(listener)?;
+        Ok(self.js.is_some())
     }
 
     pub fn signal(&self) -> &Signal {
         &self.signal
-    }
-
-    /// Adds a JS `listener` for the signal's `abort`, for a call that a JS
-    /// loop drives (the lite build's listings): `false` when the call has no
-    /// signal. `name` is the signal's name in the sentence (`options.signal`).
-    pub fn listen(&self, listener: &Function, name: &str) -> Result<bool> {
-        let Some(js) = &self.js else { return Ok(false) };
-        let add = get(js, "addEventListener", name)?;
-        let Some(add) = add.dyn_ref::<Function>() else {
-            return Err(invalid(format!("{name} must be an AbortSignal, not {}", describe(js))));
-        };
-        add.call2(js, &JsValue::from_str("abort"), listener)
-            .map_err(|e| invalid(format!("{name}.addEventListener failed ({})", super::error::describe_thrown(&e))))?;
-        Ok(true)
     }
 
     /// Removes a listener [`Link::listen`] added; `false` when the signal refused.
