@@ -601,10 +601,9 @@ fn entry_row(entry: &CatalogEntry, parent_id: String, depth: u32, path: Option<F
 pub struct Resolver {
     text: String,
     segments: Vec<AgentName>,
-    /// Segments already found.
+    /// Segments already found; resolved once all are.
     found: usize,
     current: String,
-    done: bool,
     query: ReadQuery,
 }
 
@@ -617,14 +616,13 @@ impl Resolver {
             AgentRef::Session(id) => (Vec::new(), id),
             AgentRef::Path(segments) => (segments, root.to_owned()),
         };
-        let done = segments.is_empty();
         let query = ReadQuery::types(CATALOG_TYPES, &Signal::new());
-        Resolver { text: text.to_owned(), segments, found: 0, current, done, query }
+        Resolver { text: text.to_owned(), segments, found: 0, current, query }
     }
 
     /// The session whose catalog to read next; `None` once resolved.
     pub fn wants(&self) -> Option<&str> {
-        (!self.done).then_some(self.current.as_str())
+        (self.found < self.segments.len()).then_some(self.current.as_str())
     }
 
     /// The query every catalog read asks.
@@ -645,13 +643,12 @@ impl Resolver {
             _ => return Err(unknown_agent(&self.text)),
         }
         self.found += 1;
-        self.done = last;
         Ok(())
     }
 
     /// The Session id, once [`Resolver::wants`] is `None`.
     pub fn resolved(&self) -> Option<&str> {
-        self.done.then_some(self.current.as_str())
+        (self.found == self.segments.len()).then_some(self.current.as_str())
     }
 }
 
