@@ -188,6 +188,9 @@ size_line() {
   size_line "lite JS glue" "$OUT/${CRATE}_lite.js"
   size_line "error class snippet" "$OUT/$snippet"
   for entry in node.js web.js workerd.js lite-node.js lite-web.js lite-workerd.js; do size_line "entry $entry" "$OUT/$entry"; done
+  # Everything a browser page loads for each entry (the budget counts only wasm + glue).
+  node scripts/page-size.mjs "$OUT" web.js full
+  node scripts/page-size.mjs "$OUT" lite-web.js lite
 } | tee "$OUT/sizes.txt"
 
 # Size budgets (size-budget.json): wasm + JS glue, gzip -9. Deterministic for

@@ -46,6 +46,11 @@ for (const [name, files] of [['full', ['subagent_tree_bg.wasm', 'subagent_tree.j
   const bytes = built ? Number(built[1]) : gz(files);
   const { gzipBytes, goalGzipBytes } = budget[name];
   row(`wasm + glue gzip (${name})`, `${f(bytes / 1000)} KB`, `budget ${f(gzipBytes / 1000)} KB`, undefined, `<= ${f(goalGzipBytes / 1000, 0)} KB`, bytes <= goalGzipBytes);
+  // What a browser page loads in all for the entry (scripts/page-size.mjs, in sizes.txt).
+  const page = existsSync(join(dir, 'sizes.txt'))
+    ? readFileSync(join(dir, 'sizes.txt'), 'utf8').match(new RegExp(`^page ${name}\\s+(\\d+) B gzip\\s+\\((\\d+) files`, 'm'))
+    : null;
+  if (page) row(`page download gzip (${name}: entry, glue, JS helpers, wasm)`, `${f(Number(page[1]) / 1000)} KB`, `${page[2]} files`, undefined, 'reported', undefined);
 }
 {
   const r = ratio(get('catalog.wasm'), get('catalog.js'));
