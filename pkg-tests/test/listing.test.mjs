@@ -351,6 +351,32 @@ test('re-entrancy: a store that aborts synchronously, or calls the library from 
   const e = await rejects(listDescendants(syncAbort, 'root', { signal: controller.signal }), 'CANCELLED');
   assert.equal(e.cause, 'from inside');
 
+  // Data whose getter aborts while the answer is read: the listing stops there,
+  // and the store sees no call after the abort (both for read and readMany).
+  for (const batch of [false, true]) {
+    const aborting = new AbortController();
+    const calls = [];
+    const answer = (id) => {
+      if (id === 'root') return log([c3('rev', 'reviewer')]);
+      const event = { seq: 0, type: 'subagent/catalog' };
+      Object.defineProperty(event, 'payload', {
+        enumerable: true,
+        get() {
+          aborting.abort('read aborted');
+          return { version: 3, childId: 'chk', childCreatedAt: 1, mode: 'continuable', label: 'l', name: 'checker' };
+        },
+      });
+      return [event];
+    };
+    const store = {
+      async read(id) { calls.push(id); return answer(id); },
+      ...(batch ? { async readMany(ids) { calls.push(ids.join()); return ids.map(answer); } } : {}),
+    };
+    const e = await rejects(listDescendants(store, 'root', { signal: aborting.signal }), 'CANCELLED');
+    assert.equal(e.cause, 'read aborted');
+    assert.deepEqual(calls, ['root', 'rev'], `batch ${batch}: no call after the abort`);
+  }
+
   const inner = await memory(fixture());
   const nested = {
     async read(id, options) {

@@ -20,6 +20,9 @@ export async function drive(job) {
   try {
     listening = job.listen(onAbort);
     for (let ids = job.wants(); ids.length > 0; ids = job.wants()) {
+      // An abort during the last answer (a store's data can abort the
+      // signal while it is read) issues no more store calls.
+      if (aborted) throw job.cancelled();
       const fulfilled = new Uint8Array(ids.length);
       const values = new Array(ids.length);
       const keep = (i, call) =>
