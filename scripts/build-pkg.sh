@@ -3,7 +3,8 @@
 # .d.ts, per-runtime entries) and its `subagent-tree/lite` entry (the same
 # core built without the `runtime` feature: a second, small wasm), then
 # prints the sizes raw and gzipped and enforces size-budget.json.
-#   cargo (release, wasm32) -> wasm-bindgen --target web -> wasm-opt -Oz -> entries
+#   cargo (pinned nightly, release, wasm32) -> wasm-bindgen --target web
+#   -> wasm-opt -Oz -> short shared names -> minified JS -> entries
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -99,10 +100,11 @@ fi
 # low 1 KiB is only reached by a stack already 1 MiB deep, never by a wrapped
 # pointer sum. The producers and target-features sections are dropped after
 # it (wasm-bindgen needed the latter; nothing reads them at run time).
+# The wasm features rustc emits, for every wasm-opt run.
+WASM_FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
+  --enable-mutable-globals --enable-reference-types --enable-multivalue)
 for name in "$CRATE" "${CRATE}_lite"; do
-  "$WASM_OPT" -Oz --low-memory-unused --converge --strip-producers --strip-target-features \
-    --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-    --enable-mutable-globals --enable-reference-types --enable-multivalue \
+  "$WASM_OPT" -Oz --low-memory-unused --converge --strip-producers --strip-target-features "${WASM_FEATURES[@]}" \
     "$OUT/${name}_bg.wasm" -o "$OUT/${name}_bg.wasm.opt"
   mv "$OUT/${name}_bg.wasm.opt" "$OUT/${name}_bg.wasm"
 done
@@ -118,18 +120,16 @@ done
 # its gzip size. Deno's `@ts-self-types` directive is put back on top.
 ESBUILD=pkg-tests/node_modules/.bin/esbuild
 [ -x "$ESBUILD" ] || (cd pkg-tests && npm ci --no-audit --no-fund --loglevel=error)
+minify_js() { "$ESBUILD" "$1" --minify --keep-names --format=esm --legal-comments=none --log-level=warning; }
 for name in "$CRATE" "${CRATE}_lite"; do
-  "$WASM_OPT" --minify-imports-and-exports-and-modules -Oz \
-    --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-    --enable-mutable-globals --enable-reference-types --enable-multivalue \
+  "$WASM_OPT" --minify-imports-and-exports-and-modules -Oz "${WASM_FEATURES[@]}" \
     "$OUT/${name}_bg.wasm" -o "$OUT/${name}_bg.wasm.min" > "$OUT/$name.names.json"
   mv "$OUT/${name}_bg.wasm.min" "$OUT/${name}_bg.wasm"
   node scripts/minify-names.mjs "$OUT/${name}_bg.wasm" "$OUT/$name.js" "$OUT/$name.names.json"
   rm "$OUT/$name.names.json"
   directive=$(head -1 "$OUT/$name.js")
   [[ "$directive" == '/* @ts-self-types='* ]] || { echo "build-pkg: $name.js no longer starts with @ts-self-types" >&2; exit 1; }
-  "$ESBUILD" "$OUT/$name.js" --minify --keep-names --format=esm --legal-comments=none --log-level=warning \
-    > "$OUT/$name.min.js"
+  minify_js "$OUT/$name.js" > "$OUT/$name.min.js"
   { echo "$directive"; cat "$OUT/$name.min.js"; } > "$OUT/$name.js"
   rm "$OUT/$name.min.js"
 done
@@ -138,7 +138,7 @@ done
 # minified the same way: every page that loads a wasm loads them too
 # (error.js 1.4 -> 0.7 KB gzip, json.js 2.6 -> 1.1, runtime.js 2.4 -> 1.3).
 for js in $(find "$OUT/snippets" -name '*.js'); do
-  "$ESBUILD" "$js" --minify --keep-names --format=esm --legal-comments=none --log-level=warning > "$js.min"
+  minify_js "$js" > "$js.min"
   mv "$js.min" "$js"
 done
 
