@@ -126,10 +126,116 @@ impl PartialEq for SubagentError {
 
 pub type Result<T, E = SubagentError> = std::result::Result<T, E>;
 
-/// Shorthand for building an error: `err!(InvalidName, "name {:?} ...", x)`.
+/// `"text"` in an error sentence, escaped as `{:?}` escapes it wherever that
+/// matters for a reader: quotes, backslashes, control characters, and the
+/// invisible format characters (bidi overrides, zero-width spaces and the
+/// like) that could hide or reorder the sentence around the text, and the
+/// Hangul fillers that render as blanks. Other characters stand as they are. Not `{:?}` itself: std's `Debug` for `str`
+/// brings Unicode's printable tables into the wasm for the same job (~3 KB).
+#[derive(Clone, Copy)]
+pub struct Quoted<'a>(pub &'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.0;
+        f.write_str("\"")?;
+        let mut plain = 0;
+        for (at, c) in text.char_indices() {
+            let short = match c {
+                '"' => "\\\"",
+                '\\' => "\\\\",
+                '\n' => "\\n",
+                '\r' => "\\r",
+                '\t' => "\\t",
+                '\0' => "\\0",
+                _ if hidden(c) => "",
+                _ => continue,
+            };
+            f.write_str(&text[plain..at])?;
+            plain = at + c.len_utf8();
+            if short.is_empty() {
+                // `\u{hex}`, lower-case, as `{:?}` writes it.
+                let mut digits = [0u8; 6];
+                let (mut n, mut i) = (c as u32, digits.len());
+                loop {
+                    i -= 1;
+                    digits[i] = b"0123456789abcdef"[(n & 15) as usize];
+                    n >>= 4;
+                    if n == 0 {
+                        break;
+                    }
+                }
+                f.write_str("\\u{")?;
+                f.write_str(std::str::from_utf8(&digits[i..]).unwrap_or_default())?;
+                f.write_str("}")?;
+            } else {
+                f.write_str(short)?;
+            }
+        }
+        f.write_str(&text[plain..])?;
+        f.write_str("\"")
+    }
+}
+
+/// Control characters and the format characters that render as nothing or
+/// change the direction of the text around them.
+fn hidden(c: char) -> bool {
+    matches!(
+        c as u32,
+        0..=0x1f
+            | 0x7f..=0x9f
+            | 0xad
+            | 0x34f
+            | 0x61c
+            | 0x115f..=0x1160
+            | 0x17b4..=0x17b5
+            | 0x180b..=0x180f
+            | 0x200b..=0x200f
+            | 0x2028..=0x202e
+            | 0x2060..=0x206f
+            | 0x3164
+            | 0xfe00..=0xfe0f
+            | 0xfeff
+            | 0xffa0
+            | 0xfff0..=0xfffb
+            | 0x1bca0..=0x1bca3
+            | 0x1d173..=0x1d17a
+            | 0xe0000..=0xe0fff
+    )
+}
+
+/// Shorthand for building an error: `err!(InvalidName, "name {} ...", Quoted(x))`.
 #[macro_export]
 macro_rules! err {
     ($code:ident, $($fmt:tt)+) => {
         $crate::error::SubagentError::new($crate::error::ErrorCode::$code, format!($($fmt)+))
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Quoted;
+
+    #[test]
+    fn quoting_matches_debug_for_ordinary_text_and_escapes() {
+        for text in ["", "plain", "a\"b\\c", "line\nbreak\ttab\r\0", "\u{1}\u{1f}\u{7f}", "é漢字 emoji 🦀", "agent-1/x"]
+        {
+            assert_eq!(Quoted(text).to_string(), format!("{text:?}"), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn invisible_and_bidi_characters_are_escaped() {
+        assert_eq!(Quoted("a\u{202e}b").to_string(), "\"a\\u{202e}b\"");
+        assert_eq!(
+            Quoted("\u{200b}\u{2066}x\u{2069}\u{feff}").to_string(),
+            "\"\\u{200b}\\u{2066}x\\u{2069}\\u{feff}\""
+        );
+        assert_eq!(Quoted("\u{85}\u{2028}\u{e0041}").to_string(), "\"\\u{85}\\u{2028}\\u{e0041}\"");
+        // Each escaped as `{:?}` escapes it.
+        for c in ['\u{ad}', '\u{61c}', '\u{200f}', '\u{202a}', '\u{2060}', '\u{fff9}', '\u{e0001}'] {
+            let text = c.to_string();
+            assert_eq!(Quoted(&text).to_string(), format!("{text:?}"), "{text:?}");
+        }
+    }
 }

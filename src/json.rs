@@ -2,6 +2,7 @@
 //! them strictly without pulling a JSON library (and its float formatting)
 //! into the wasm build. Numbers are `f64`, as in JS; objects keep key order.
 
+use crate::error::Quoted;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use std::fmt;
@@ -188,7 +189,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         while let Some(key) = map.next_key::<String>()? {
             let value = map.next_value()?;
             if entries.iter().any(|(k, _)| *k == key) {
-                return Err(de::Error::custom(format!("duplicate key {key:?}")));
+                return Err(de::Error::custom(format!("duplicate key {key}", key = Quoted(&key))));
             }
             entries.push((key, value));
         }

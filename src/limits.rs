@@ -35,7 +35,7 @@
 //! in UTF-16 code units before they are copied (a code unit is at least one
 //! UTF-8 byte), so a string far over a limit costs nothing to refuse.
 
-use crate::error::{ErrorCode, Result, SubagentError};
+use crate::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::json::Value;
 
 /// Longest Session id or message id, in UTF-8 bytes.
@@ -115,7 +115,7 @@ impl Limits {
         let spec = CONFIGURABLE
             .iter()
             .find(|s| s.key == key)
-            .ok_or_else(|| crate::err!(InvalidArgument, "there is no limit named {key:?}"))?;
+            .ok_or_else(|| crate::err!(InvalidArgument, "there is no limit named {key}", key = Quoted(key)))?;
         if value < spec.min || value > spec.max {
             return Err(crate::err!(
                 LimitExceeded,

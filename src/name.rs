@@ -5,7 +5,7 @@
 //! Session id ever parses as a name. Full names are `/`-joined paths from the
 //! root without a `lead/` prefix.
 
-use crate::error::{ErrorCode, Result, SubagentError};
+use crate::error::{ErrorCode, Quoted, Result, SubagentError};
 use std::fmt;
 
 /// The root's name.
@@ -67,13 +67,13 @@ pub fn invalid_name(text: &str) -> SubagentError {
 /// never produces a huge message.
 pub fn quote_truncated(text: &str, max: usize) -> String {
     if text.len() <= max {
-        return format!("{text:?}");
+        return Quoted(text).to_string();
     }
     let mut cut = max;
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    format!("{:?}… ({} bytes)", &text[..cut], text.len())
+    format!("{}… ({} bytes)", Quoted(&text[..cut]), text.len())
 }
 
 /// The first free `agent-N` (N from 1) among `taken`.

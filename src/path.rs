@@ -6,7 +6,7 @@
 //! is never handed `/`, `/etc` or a `..` escape by a model. A path with a NUL
 //! character is refused always (it would cut the path short in any C API).
 
-use crate::error::Result;
+use crate::error::{Quoted, Result};
 use crate::limits::{check_bytes, MAX_CWD_BYTES};
 use crate::name::quote_truncated;
 
@@ -33,10 +33,10 @@ pub fn confine(root: &str, parent: &str, requested: Option<&str>, confined: bool
     if confined && !is_within(&resolved, &normalize(root)) {
         return Err(crate::err!(
             Unauthorized,
-            "cwd {} resolves to {}, outside the root's directory {:?}; children are confined to it",
+            "cwd {} resolves to {}, outside the root's directory {}; children are confined to it",
             quote_truncated(requested.unwrap_or_default(), 80),
             quote_truncated(&resolved, 80),
-            normalize(root)
+            Quoted(&normalize(root))
         ));
     }
     Ok(resolved)

@@ -2,7 +2,7 @@
 //! with its parent's completed-turn prefix). Both are local: they contribute
 //! creation data only, and the runtime owns everything after.
 
-use crate::error::Result;
+use crate::error::{Quoted, Result};
 use crate::event::{self, SessionEvent};
 use crate::exec::LocalBoxFuture;
 use crate::ports::{Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest};
@@ -62,9 +62,13 @@ impl Provider for Local {
 
     fn start(&self, _request: StartRequest) -> LocalBoxFuture<'static, Result<Box<dyn Run>>> {
         let name = self.name();
-        Box::pin(
-            async move { Err(crate::err!(UnsupportedCapability, "provider {name:?} only prepares local children")) },
-        )
+        Box::pin(async move {
+            Err(crate::err!(
+                UnsupportedCapability,
+                "provider {name} only prepares local children",
+                name = Quoted(&name)
+            ))
+        })
     }
 }
 

@@ -30,7 +30,7 @@
 //! never the value, and compares literals only as deep as the literal goes.
 
 use crate::err;
-use crate::error::{Result, SubagentError};
+use crate::error::{Quoted, Result, SubagentError};
 use crate::hash::{HashMap, HashSet};
 use crate::json::Value;
 use crate::name::quote_truncated;
@@ -253,8 +253,9 @@ fn parse_node<'a>(schema: &'a Value, path: &mut Vec<Seg<'a>>, depth: usize) -> R
         if std::mem::replace(&mut seen[index], true) {
             return Err(err!(
                 UnsupportedCapability,
-                "output schema keyword {key:?} at {} appears twice",
-                pointer(path)
+                "output schema keyword {key} at {} appears twice",
+                pointer(path),
+                key = Quoted(key)
             ));
         }
         match key.as_str() {
@@ -364,7 +365,12 @@ fn parse_node<'a>(schema: &'a Value, path: &mut Vec<Seg<'a>>, depth: usize) -> R
 
 /// `output schema keyword "minLength" at /properties/a must be ...`.
 fn keyword_error(keyword: &str, path: &[Seg], rule: &str) -> SubagentError {
-    err!(UnsupportedCapability, "output schema keyword {keyword:?} at {} {rule}", pointer(path))
+    err!(
+        UnsupportedCapability,
+        "output schema keyword {keyword} at {} {rule}",
+        pointer(path),
+        keyword = Quoted(keyword)
+    )
 }
 
 /// A `type` keyword's value, or the rule it breaks.
@@ -380,7 +386,7 @@ fn parse_type(value: &Value) -> Result<TypeSet, String> {
                 };
                 let t = TypeSet::named(name).ok_or_else(|| unknown(name))?;
                 if set.has(t) {
-                    return Err(format!("lists {name:?} twice"));
+                    return Err(format!("lists {name} twice", name = Quoted(name)));
                 }
                 set.0 |= t.0;
             }

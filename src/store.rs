@@ -6,7 +6,7 @@
 //! every store keeps: appends continue the log at its length, reads return
 //! `None` for a session that does not exist, and `types`/`from_seq` filter.
 
-use crate::error::{ErrorCode, Result, SubagentError};
+use crate::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::event::SessionEvent;
 use crate::exec::LocalBoxFuture;
 use crate::hash::HashMap;
@@ -144,7 +144,11 @@ impl MemoryStore {
             if event.seq != expected {
                 return Err(SubagentError::new(
                     ErrorCode::AppendConflict,
-                    format!("append to session {session:?} must continue at seq {expected}, not {}", event.seq),
+                    format!(
+                        "append to session {session} must continue at seq {expected}, not {}",
+                        event.seq,
+                        session = Quoted(session)
+                    ),
                 ));
             }
         }

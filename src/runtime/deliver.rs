@@ -11,7 +11,7 @@ use super::machine::{Life, Refusal};
 use super::member::{self, InboxMessage, Kind, Member, MessageSource, Phase, Scheduling, Settlement};
 use super::{Agent, InterruptAuthority, Runtime, RuntimeEvent};
 use crate::catalog::Mode;
-use crate::error::Result;
+use crate::error::{Quoted, Result};
 use crate::event::{self, SessionEvent};
 use crate::exec::Deferred;
 use crate::hash::HashSet;
@@ -38,7 +38,7 @@ impl Runtime {
         self.require_live(sender, "sender")?;
         let content = checked_content(&self.0.options.limits, content)?;
         if target_id == sender.session_id() {
-            return Err(crate::err!(InvalidArgument, "{:?} cannot send a message to itself", sender.name()));
+            return Err(crate::err!(InvalidArgument, "{} cannot send a message to itself", Quoted(sender.name())));
         }
         let source = MessageSource::AgentMessage {
             sender_session_id: sender.session_id().to_owned(),
@@ -148,8 +148,8 @@ impl Runtime {
             if c.phase() == Phase::Closing && !c.is_root() {
                 return Err(crate::err!(
                     ActivationClosing,
-                    "{:?} is being disposed with its creator",
-                    member.full_name
+                    "{} is being disposed with its creator",
+                    Quoted(&member.full_name)
                 ));
             }
             creator = c.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
@@ -229,14 +229,14 @@ impl Runtime {
         }
         if let InterruptAuthority::Ancestor(agent) = authority {
             if agent.session_id() == target_id {
-                return Err(crate::err!(Unauthorized, "{:?} cannot interrupt itself", agent.name()));
+                return Err(crate::err!(Unauthorized, "{} cannot interrupt itself", Quoted(agent.name())));
             }
             if !target.ancestors.iter().any(|a| a == agent.session_id()) {
                 return Err(crate::err!(
                     Unauthorized,
-                    "{:?} is not an ancestor of {:?} and cannot interrupt it",
-                    agent.name(),
-                    target.full_name
+                    "{} is not an ancestor of {} and cannot interrupt it",
+                    Quoted(agent.name()),
+                    Quoted(&target.full_name)
                 ));
             }
         }
@@ -276,8 +276,8 @@ impl Runtime {
                 Phase::Live if target.is_external() => {
                     return Err(crate::err!(
                         NotContinuable,
-                        "{:?} is an external execution and takes no further messages",
-                        target.full_name
+                        "{} is an external execution and takes no further messages",
+                        Quoted(&target.full_name)
                     ))
                 }
                 Phase::Live => return Ok(self.hold(target)),
@@ -285,7 +285,11 @@ impl Runtime {
                 Phase::Closing => {
                     // Only a root closes without a settlement: as a root not open, never waited on.
                     let Some(closed) = target.settlement.as_ref().map(|s| s.closed.clone()) else {
-                        return Err(crate::err!(ParentUnavailable, "the tree root {root_id:?} is closing"));
+                        return Err(crate::err!(
+                            ParentUnavailable,
+                            "the tree root {root_id} is closing",
+                            root_id = Quoted(root_id)
+                        ));
                     };
                     signal
                         .guard(async {
@@ -299,7 +303,11 @@ impl Runtime {
                     let stuck = self.0.state.borrow().members.get(target_id).is_some_and(|m| Rc::ptr_eq(m, &target));
                     if stuck {
                         // Never expected (leaving removes it first); refused rather than spun on.
-                        return Err(crate::err!(ActivationClosing, "{:?} is leaving residency", target.full_name));
+                        return Err(crate::err!(
+                            ActivationClosing,
+                            "{} is leaving residency",
+                            Quoted(&target.full_name)
+                        ));
                     }
                     if let Some(member) = self.resume_again(root_id, target_id, signal).await? {
                         return Ok(member);
@@ -338,12 +346,12 @@ impl Runtime {
             Err(Refusal::InputClosed) => {
                 return Err(crate::err!(
                     InputClosed,
-                    "{:?} captured its structured result and accepts no more input",
-                    target.full_name
+                    "{} captured its structured result and accepts no more input",
+                    Quoted(&target.full_name)
                 ))
             }
             Err(Refusal::NotLive) => {
-                return Err(crate::err!(ActivationClosing, "{:?} is shutting down", target.full_name))
+                return Err(crate::err!(ActivationClosing, "{} is shutting down", Quoted(&target.full_name)))
             }
         }
         let message = InboxMessage { id: self.new_id(IdKind::Message), source, content, scheduling };
@@ -429,8 +437,9 @@ impl Runtime {
             Row::Diagnostic(d) => {
                 return Err(crate::err!(
                     NotResumable,
-                    "{target_id:?} cannot be resumed: its catalog entry is {}",
-                    d.reason.as_str()
+                    "{target_id} cannot be resumed: its catalog entry is {}",
+                    d.reason.as_str(),
+                    target_id = Quoted(target_id)
                 ))
             }
         };
@@ -439,14 +448,16 @@ impl Runtime {
             Mode::External => {
                 return Err(crate::err!(
                     NotContinuable,
-                    "{target_id:?} is an external execution and takes no further messages"
+                    "{target_id} is an external execution and takes no further messages",
+                    target_id = Quoted(target_id)
                 ))
             }
             _ => {
                 return Err(crate::err!(
                     NotResumable,
-                    "{target_id:?} is a {} child and cannot be resumed",
-                    row.mode.as_str()
+                    "{target_id} is a {} child and cannot be resumed",
+                    row.mode.as_str(),
+                    target_id = Quoted(target_id)
                 ))
             }
         }
@@ -471,8 +482,8 @@ impl Runtime {
                     if tree.full(self.0.options.capacity) {
                         return Err(crate::err!(
                             ActivationLimitReached,
-                            "cannot resume {:?}: this tree already has {} live children, its capacity",
-                            row.path_string().as_deref().unwrap_or(target_id),
+                            "cannot resume {}: this tree already has {} live children, its capacity",
+                            Quoted(row.path_string().as_deref().unwrap_or(target_id)),
                             self.0.options.capacity
                         ));
                     }
@@ -548,7 +559,9 @@ impl Runtime {
         match self.0.state.borrow().trees.get(root_id) {
             Some(t) if t.draining => Err(crate::err!(Draining, "this tree is draining and resumes no members")),
             Some(_) => Ok(()),
-            None => Err(crate::err!(ParentUnavailable, "the tree root {root_id:?} is not open")),
+            None => {
+                Err(crate::err!(ParentUnavailable, "the tree root {root_id} is not open", root_id = Quoted(root_id)))
+            }
         }
     }
 
@@ -561,7 +574,7 @@ impl Runtime {
     ) -> Result<(Rc<Member>, Option<Vec<String>>)> {
         if self.creator_closing(&row.parent_id).is_some() {
             // It would outlive a creator that is settling now: resumed once that one has left.
-            return Err(crate::err!(ActivationClosing, "the creator of {:?} is settling", row.id));
+            return Err(crate::err!(ActivationClosing, "the creator of {} is settling", Quoted(&row.id)));
         }
         let Lineage { ancestors, parent_name } = lineage;
         let start = log.start.clone().unwrap_or_default();

@@ -46,7 +46,7 @@
 
 use super::member::InboxMessage;
 use super::{LoadedLog, Runtime};
-use crate::error::Result;
+use crate::error::{Quoted, Result};
 use crate::event::{self, SessionEvent};
 use crate::hash::{HashMap, HashSet};
 use crate::json::Value;
@@ -280,9 +280,10 @@ impl Runtime {
         if let Some((i, e)) = tail.iter().enumerate().find(|(i, e)| e.seq != summary.len + *i as u64) {
             return Err(crate::err!(
                 NotResumable,
-                "session {id:?} has a broken log: event {} carries seq {}",
+                "session {id} has a broken log: event {} carries seq {}",
                 summary.len + i as u64,
-                e.seq
+                e.seq,
+                id = Quoted(id)
             ));
         }
         // A new start marker may move the inherited prefix.

@@ -14,7 +14,7 @@ use super::machine::{Step, Tree, Wait};
 use super::member::{Kind, Member, MessageSource, Phase};
 use super::{Agent, RunEndInfo, Runtime, RuntimeEvent};
 use crate::catalog::Mode;
-use crate::error::{ErrorCode, Result, SubagentError};
+use crate::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::event;
 use crate::exec::Deferred;
 use crate::json::Value;
@@ -197,7 +197,7 @@ impl Runtime {
         let mode = if member.is_external() { Mode::External } else { Mode::Continuable };
         let failure = released.err().map(|e| {
             let mut err =
-                crate::err!(ActivationTeardownFailed, "releasing {:?} failed: {}", member.full_name, e.message);
+                crate::err!(ActivationTeardownFailed, "releasing {} failed: {}", Quoted(&member.full_name), e.message);
             err.cause = e.cause;
             err
         });

@@ -48,7 +48,7 @@ pub use member::{Agent, Delivery, InboxMessage, MessageSource, Scheduling, Steer
 pub use recovery::LOST_TURN;
 pub use start::{Activation, ActivationSpec};
 
-use crate::error::{ErrorCode, Result, SubagentError};
+use crate::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::event::{self, SessionEvent};
 use crate::exec::{Deferred, Driver, LocalBoxFuture, Tasks};
 use crate::hash::{HashMap, HashSet};
@@ -425,11 +425,16 @@ impl Runtime {
         if !provider.prepares_continuable() && !provider.starts_runs() {
             return Err(crate::err!(
                 UnsupportedCapability,
-                "provider {name:?} has neither prepareContinuable nor start, so it cannot run children"
+                "provider {name} has neither prepareContinuable nor start, so it cannot run children",
+                name = Quoted(&name)
             ));
         }
         if self.get_provider(&name).is_some() {
-            return Err(crate::err!(DuplicateProvider, "a provider named {name:?} is already registered"));
+            return Err(crate::err!(
+                DuplicateProvider,
+                "a provider named {name} is already registered",
+                name = Quoted(&name)
+            ));
         }
         let token = self.token();
         self.0.providers.borrow_mut().push((token, provider.clone()));
@@ -583,7 +588,11 @@ impl Runtime {
         {
             let mut st = self.0.state.borrow_mut();
             if st.members.contains_key(&id) {
-                return Err(crate::err!(DuplicateChild, "session {id:?} is already open in this runtime"));
+                return Err(crate::err!(
+                    DuplicateChild,
+                    "session {id} is already open in this runtime",
+                    id = Quoted(&id)
+                ));
             }
             st.insert_member(member.clone());
             st.trees.insert(id.clone(), Tree::default());
@@ -656,7 +665,7 @@ impl Runtime {
         if root.0.is_root() {
             Ok(())
         } else {
-            Err(crate::err!(InvalidArgument, "{:?} is not a tree root", root.name()))
+            Err(crate::err!(InvalidArgument, "{} is not a tree root", Quoted(root.name())))
         }
     }
 
@@ -672,7 +681,7 @@ impl Runtime {
         let st = self.0.state.borrow();
         match st.members.get(&agent.0.root_id) {
             Some(root) if root.phase() == Phase::Live => Ok(Agent(root.clone())),
-            _ => Err(crate::err!(ParentUnavailable, "the root of {:?} is not open", agent.name())),
+            _ => Err(crate::err!(ParentUnavailable, "the root of {} is not open", Quoted(agent.name()))),
         }
     }
 
@@ -851,7 +860,7 @@ impl Runtime {
     pub(crate) fn claim_materializing(&self, id: &str) -> Result<()> {
         let mut st = self.0.state.borrow_mut();
         if st.members.contains_key(id) || !st.materializing.insert(id.to_owned()) {
-            return Err(crate::err!(DuplicateChild, "session {id:?} is already live or being opened"));
+            return Err(crate::err!(DuplicateChild, "session {id} is already live or being opened", id = Quoted(id)));
         }
         Ok(())
     }
@@ -1042,8 +1051,9 @@ impl LoadedLog {
             if e.seq != i as u64 {
                 return Err(crate::err!(
                     NotResumable,
-                    "session {id:?} has a broken log: event {i} carries seq {}",
-                    e.seq
+                    "session {id} has a broken log: event {i} carries seq {}",
+                    e.seq,
+                    id = Quoted(id)
                 ));
             }
         }

@@ -16,7 +16,7 @@
 use super::member::{self, Delivery, InboxMessage, Kind, Member, MessageSource, Scheduling, Settlement};
 use super::{Agent, RunInfo, Runtime, RuntimeEvent};
 use crate::catalog::{CatalogEntry, Mode};
-use crate::error::{Result, SubagentError};
+use crate::error::{Quoted, Result, SubagentError};
 use crate::event::{self, SessionEvent};
 use crate::exec::Deferred;
 use crate::json::{Value, MAX_SAFE_INTEGER};
@@ -187,8 +187,8 @@ impl Runtime {
         if spec.child_id.is_some() && !local {
             return Err(crate::err!(
                 UnsupportedCapability,
-                "provider {:?} starts external runs, which mint their own ids; childId is only for local children",
-                spec.provider
+                "provider {} starts external runs, which mint their own ids; childId is only for local children",
+                Quoted(&spec.provider)
             ));
         }
         let max_depth = match spec.max_depth {
@@ -203,8 +203,9 @@ impl Runtime {
             }
         };
         let caps = provider.capabilities();
-        let unsupported =
-            |what: &str| crate::err!(UnsupportedCapability, "provider {:?} does not support {what}", spec.provider);
+        let unsupported = |what: &str| {
+            crate::err!(UnsupportedCapability, "provider {} does not support {what}", Quoted(&spec.provider))
+        };
         if spec.agent_options.is_some() && !caps.agent_options {
             return Err(unsupported("agentOptions"));
         }
@@ -239,8 +240,8 @@ impl Runtime {
         if depth as u64 > limit {
             return Err(crate::err!(
                 DepthExceeded,
-                "a child of {:?} would be at depth {depth}, deeper than the limit {limit}",
-                parent.full_name
+                "a child of {} would be at depth {depth}, deeper than the limit {limit}",
+                Quoted(&parent.full_name)
             ));
         }
 
@@ -258,7 +259,7 @@ impl Runtime {
         let tree = st
             .trees
             .get_mut(&parent.root_id)
-            .ok_or_else(|| crate::err!(ParentUnavailable, "the tree of {:?} is not open", parent.full_name))?;
+            .ok_or_else(|| crate::err!(ParentUnavailable, "the tree of {} is not open", Quoted(&parent.full_name)))?;
         if tree.full(self.0.options.capacity) {
             return Err(crate::err!(
                 ActivationLimitReached,
@@ -277,9 +278,9 @@ impl Runtime {
                 if committed.contains(name.as_str()) || reserved.contains(name.as_str()) {
                     return Err(crate::err!(
                         DuplicateName,
-                        "agent name {:?} is already taken among the children of {:?}",
-                        name.as_str(),
-                        parent.full_name
+                        "agent name {} is already taken among the children of {}",
+                        Quoted(name.as_str()),
+                        Quoted(&parent.full_name)
                     ));
                 }
                 name
@@ -345,8 +346,8 @@ impl Runtime {
         if self.require_live(&spec.parent, "parent").is_err() {
             return Err(crate::err!(
                 ParentUnavailable,
-                "the parent {:?} left before its child was published",
-                admission.parent.full_name
+                "the parent {} left before its child was published",
+                Quoted(&admission.parent.full_name)
             ));
         }
         let draining = self.0.state.borrow().trees.get(&admission.parent.root_id).is_none_or(|t| t.draining);
@@ -403,8 +404,8 @@ impl Runtime {
             if e.seq != i as u64 {
                 return Err(crate::err!(
                     InvalidArgument,
-                    "provider {:?} returned a seed that is not contiguous from seq 0 (event {i} has seq {})",
-                    spec.provider,
+                    "provider {} returned a seed that is not contiguous from seq 0 (event {i} has seq {})",
+                    Quoted(&spec.provider),
                     e.seq
                 ));
             }
@@ -512,8 +513,8 @@ impl Runtime {
             if id.is_empty() || st.members.contains_key(&id) || st.materializing.contains(&id) {
                 Err(crate::err!(
                     DuplicateChild,
-                    "provider {:?} returned run id {}, which is empty or already live",
-                    spec.provider,
+                    "provider {} returned run id {}, which is empty or already live",
+                    Quoted(&spec.provider),
                     name::quote_truncated(&id, 80)
                 ))
             } else {
@@ -669,9 +670,9 @@ fn unique_name(parent: &Member, admission: &Admission) -> Result<()> {
     if parent.child_names.borrow().contains(admission.name.as_str()) {
         return Err(crate::err!(
             DuplicateName,
-            "agent name {:?} is already taken among the children of {:?}",
-            admission.name.as_str(),
-            parent.full_name
+            "agent name {} is already taken among the children of {}",
+            Quoted(admission.name.as_str()),
+            Quoted(&parent.full_name)
         ));
     }
     Ok(())

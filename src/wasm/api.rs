@@ -10,7 +10,7 @@ use super::error::{invalid, to_js};
 use super::signal::Link;
 use super::store::JsStore;
 use crate::catalog;
-use crate::error::{ErrorCode, Result, SubagentError};
+use crate::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::name::{self, AgentRef};
 use js_sys::{Array, JsString, Promise};
 use wasm_bindgen::prelude::*;
@@ -51,8 +51,8 @@ pub fn validate_name(#[wasm_bindgen(unchecked_param_type = "string")] text: JsVa
             return Err(SubagentError::new(
                 ErrorCode::InvalidName,
                 format!(
-                    "agent name {:?}… ({len} characters) must be 1-32 lower-case letters, digits or hyphens starting with a letter",
-                    head
+                    "agent name {}… ({len} characters) must be 1-32 lower-case letters, digits or hyphens starting with a letter",
+                    Quoted(&head)
                 ),
             ));
         }

@@ -10,7 +10,7 @@
 
 use super::error::invalid;
 use crate::catalog::CatalogEntry;
-use crate::error::{ErrorCode, Result, SubagentError};
+use crate::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::event::SessionEvent;
 use crate::json::{Value, MAX_SAFE_INTEGER};
 use crate::limits::{MAX_ID_BYTES, MAX_NESTING, MAX_READ_BYTES};
@@ -165,9 +165,9 @@ pub fn describe(value: &JsValue) -> String {
         let len = s.length();
         if len > 64 {
             let head: String = s.slice(0, 64).into();
-            format!("{:?}… ({len} characters)", head)
+            format!("{}… ({len} characters)", Quoted(&head))
         } else {
-            format!("{:?}", String::from(s.clone()))
+            Quoted(&String::from(s)).to_string()
         }
     } else if value.is_function() {
         "a function".into()

@@ -21,7 +21,7 @@
 
 use super::convert::is_objectish;
 use super::error::{invalid, settle, to_js, Passthrough};
-use crate::error::{ErrorCode, HostCause, Result, SubagentError};
+use crate::error::{ErrorCode, HostCause, Quoted, Result, SubagentError};
 use crate::event::SessionEvent;
 use crate::exec::LocalBoxFuture;
 use crate::limits::{json_size, MAX_READ_BYTES};
@@ -152,7 +152,10 @@ impl NativeStore {
             let failed = (inner.strong_count() == 0).then(|| {
                 SubagentError::new(
                     ErrorCode::PersistenceUnavailable,
-                    format!("a flush listener failed for {session:?}: the MemoryStore was freed"),
+                    format!(
+                        "a flush listener failed for {session}: the MemoryStore was freed",
+                        session = Quoted(session)
+                    ),
                 )
             });
             Box::pin(async move {

@@ -11,7 +11,7 @@ use super::convert::{
 use super::error::{from_thrown, invalid, settle};
 use super::runtime::{agent_to_js, message_to_js};
 use super::store::js_signal;
-use crate::error::{ErrorCode, Result};
+use crate::error::{ErrorCode, Quoted, Result};
 use crate::exec::LocalBoxFuture;
 use crate::json::Value;
 use crate::ports::{
@@ -276,7 +276,7 @@ impl Provider for JsProvider {
             let value = settled(call_method(&obj, "prepareContinuable", &[req.into()])).await.map_err(|e| {
                 from_thrown(
                     ErrorCode::ContinuationUnavailable,
-                    format!("provider {name:?} prepareContinuable failed"),
+                    format!("provider {name} prepareContinuable failed", name = Quoted(&name)),
                     e,
                 )
             })?;
@@ -291,7 +291,7 @@ impl Provider for JsProvider {
                 events_from_js(&seed, EventBudget { payload_bytes: host_budget(runtime).bytes }).map_err(|e| {
                     e.error_as(
                         ErrorCode::InvalidArgument,
-                        &format!("provider {name:?} prepareContinuable returned a bad seed: seed"),
+                        &format!("provider {name} prepareContinuable returned a bad seed: seed", name = Quoted(&name)),
                     )
                 })?;
             Ok(ContinuableCreateSpec { seed: Some(seed) })
@@ -320,7 +320,11 @@ impl Provider for JsProvider {
         let (obj, name, runtime) = (self.obj.clone(), self.name.clone(), self.runtime);
         Box::pin(async move {
             let value = settled(call_method(&obj, "start", &[req.into()])).await.map_err(|e| {
-                from_thrown(ErrorCode::ContinuationUnavailable, format!("provider {name:?} start failed"), e)
+                from_thrown(
+                    ErrorCode::ContinuationUnavailable,
+                    format!("provider {name} start failed", name = Quoted(&name)),
+                    e,
+                )
             })?;
             let run = JsRun::new(value, &name, host_budget(runtime))?;
             Ok(Box::new(run) as Box<dyn Run>)
@@ -339,7 +343,12 @@ pub struct JsRun {
 
 impl JsRun {
     fn new(obj: JsValue, provider: &str, budget: Budget) -> Result<JsRun> {
-        let bad = |detail: String| invalid(format!("provider {provider:?} start returned a malformed run: {detail}"));
+        let bad = |detail: String| {
+            invalid(format!(
+                "provider {provider} start returned a malformed run: {detail}",
+                provider = Quoted(provider)
+            ))
+        };
         if !is_objectish(&obj) {
             return Err(bad(format!("{} instead of {{id, result, dispose}}", describe(&obj))));
         }
@@ -369,10 +378,17 @@ impl Run for JsRun {
         let (provider, budget) = (self.provider.clone(), self.budget);
         Box::pin(async move {
             let Some(promise) = promise else {
-                return Err(invalid(format!("the result of a {provider:?} run was already taken")));
+                return Err(invalid(format!(
+                    "the result of a {provider} run was already taken",
+                    provider = Quoted(&provider)
+                )));
             };
             let value = JsFuture::from(promise).await.map_err(|e| {
-                from_thrown(ErrorCode::ContinuationUnavailable, format!("a {provider:?} run failed"), e)
+                from_thrown(
+                    ErrorCode::ContinuationUnavailable,
+                    format!("a {provider} run failed", provider = Quoted(&provider)),
+                    e,
+                )
             })?;
             result_from_js(&value, budget, &provider)
         })
@@ -382,7 +398,11 @@ impl Run for JsRun {
         let (obj, provider) = (self.obj.clone(), self.provider.clone());
         Box::pin(async move {
             settled(call_method(&obj, "dispose", &[])).await.map(|_| ()).map_err(|e| {
-                from_thrown(ErrorCode::ActivationTeardownFailed, format!("disposing a {provider:?} run failed"), e)
+                from_thrown(
+                    ErrorCode::ActivationTeardownFailed,
+                    format!("disposing a {provider} run failed", provider = Quoted(&provider)),
+                    e,
+                )
             })
         })
     }
@@ -390,8 +410,9 @@ impl Run for JsRun {
 
 /// `{ output, stopReason, structured?, diagnostic? }`.
 fn result_from_js(value: &JsValue, budget: Budget, provider: &str) -> Result<SubagentResult> {
-    let v = host_value(value, budget, &format!("a {provider:?} run resolved with"))?;
-    result_from_value(value, &v).map_err(|m| invalid(format!("a {provider:?} run resolved with {m}")))
+    let v = host_value(value, budget, &format!("a {provider} run resolved with", provider = Quoted(provider)))?;
+    result_from_value(value, &v)
+        .map_err(|m| invalid(format!("a {provider} run resolved with {m}", provider = Quoted(provider))))
 }
 
 /// The result's fields; `Err` completes "a run resolved with …".
@@ -462,7 +483,11 @@ pub fn flush_listener(f: Function) -> crate::runtime::FlushListener {
         let session = session.to_owned();
         Box::pin(async move {
             settled(outcome).await.map(|_| ()).map_err(|e| {
-                from_thrown(ErrorCode::PersistenceUnavailable, format!("a flush listener failed for {session:?}"), e)
+                from_thrown(
+                    ErrorCode::PersistenceUnavailable,
+                    format!("a flush listener failed for {session}", session = Quoted(&session)),
+                    e,
+                )
             })
         })
     })

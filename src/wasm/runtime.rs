@@ -15,7 +15,7 @@ use super::native::{native_store, NativeStore};
 use super::ports::{flush_listener, JsClock, JsHost, JsIds, JsProvider};
 use super::signal::Link;
 use super::store::JsStore;
-use crate::error::{ErrorCode, Result, SubagentError};
+use crate::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::hash::HashMap;
 use crate::json::{Value, MAX_SAFE_INTEGER};
 use crate::limits::{Limits, MAX_TREE_DEPTH};
@@ -127,7 +127,7 @@ fn dispatch(op: &str, args: &Array) -> Result<JsValue> {
             rt.remove_flush_listener(arg(1).as_f64().unwrap_or(0.0) as u64);
             Ok(JsValue::UNDEFINED)
         }
-        other => Err(invalid(format!("unknown runtime operation {other:?}"))),
+        other => Err(invalid(format!("unknown runtime operation {other}", other = Quoted(other)))),
     }
 }
 
