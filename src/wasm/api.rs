@@ -16,7 +16,7 @@ use js_sys::{Array, JsString, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 #[cfg(feature = "runtime")]
-use {super::convert::rows_to_js, super::future_to_promise, crate::listing, crate::store::Store};
+use {super::future_to_promise, crate::listing, crate::store::Store};
 
 type JsResult<T> = std::result::Result<T, JsValue>;
 
@@ -91,17 +91,16 @@ pub fn project_catalog(
     #[wasm_bindgen(unchecked_param_type = "SessionEvent[]")] events: JsValue,
     options: Option<super::ts::ProjectCatalogOptionsArg>,
 ) -> JsResult<JsValue> {
-    throw((|| {
+    let entries = throw((|| {
         let events = events_from_js(&events, Default::default()).map_err(|e| e.error("events"))?;
         let options = options_arg(&super::ts::opt(options), "options")?;
         let inherited = option(options.as_ref(), "inheritedEventCount", "options")?
             .map(|n| count_arg(&n, "options.inheritedEventCount"))
             .transpose()?
             .unwrap_or(0);
-        let entries = catalog::project(&events, inherited)?;
-        Ok(super::fast::entries_to_js(&entries)
-            .unwrap_or_else(|| entries.iter().map(entry_to_js).collect::<Array>().into()))
-    })())
+        catalog::project(&events, inherited)
+    })())?;
+    super::fast::entries_to_js(&entries)
 }
 
 /// The store of a listing call: the package's own `MemoryStore` natively
@@ -146,7 +145,7 @@ pub fn list_descendants(
     #[cfg(feature = "runtime")]
     future_to_promise(async move {
         match listing::list_descendants(&*store, &root, link.signal()).await {
-            Ok(rows) => Ok(rows_to_js(&rows)),
+            Ok(rows) => super::fast::rows_to_js(&rows),
             Err(e) => Err(link.error(e)),
         }
     })

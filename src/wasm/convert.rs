@@ -625,8 +625,9 @@ pub fn entry_to_js(entry: &CatalogEntry) -> JsValue {
     obj.into()
 }
 
-/// Rows to JS objects (see [`PathStack`]: a row's `path` is its parent's
-/// JS string plus `/name`).
+/// Rows to JS objects one at a time, for the runtime's live rows (which add
+/// fields to each; see [`PathStack`]: a row's `path` is its parent's JS
+/// string plus `/name`).
 #[derive(Default)]
 pub struct RowsToJs {
     paths: PathStack<JsString>,
@@ -669,15 +670,6 @@ impl RowsToJs {
         }
         obj.into()
     }
-}
-
-/// Rows to a JS array (see [`RowsToJs`]).
-pub fn rows_to_js(rows: &[Row]) -> JsValue {
-    if let Some(rows) = super::fast::rows_to_js(rows) {
-        return rows;
-    }
-    let mut out = RowsToJs::default();
-    rows.iter().map(|r| out.row(r)).collect::<Array>().into()
 }
 
 /// `{kind:'lead'} | {kind:'path', segments} | {kind:'session', id}`; a

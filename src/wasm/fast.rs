@@ -137,8 +137,10 @@ fn field(out: &mut String, key: &str, value: &str) {
     write_json_string(value, out);
 }
 
-/// `[{id, createdAt, mode, label?, name?}, ...]`.
-pub fn entries_to_js(entries: &[CatalogEntry]) -> Option<JsValue> {
+/// `[{id, createdAt, mode, label?, name?}, ...]`. This text and the rows'
+/// always parse (integers and strings only): what `JSON.parse` can throw is
+/// an engine out of memory, which the caller rejects with.
+pub fn entries_to_js(entries: &[CatalogEntry]) -> Result<JsValue, JsValue> {
     let mut out = String::from("[");
     for (i, entry) in entries.iter().enumerate() {
         out.push_str(if i > 0 { ",{\"id\":" } else { "{\"id\":" });
@@ -155,12 +157,12 @@ pub fn entries_to_js(entries: &[CatalogEntry]) -> Option<JsValue> {
         out.push('}');
     }
     out.push(']');
-    from_json(&out).ok()
+    from_json(&out)
 }
 
-/// Listing rows, shaped as `convert::RowsToJs` shapes them; a row's path is
-/// its base row's path plus its own name, joined in JS (see [`PathStack`]).
-pub fn rows_to_js(rows: &[Row]) -> Option<JsValue> {
+/// Listing rows, shaped as `convert::RowsToJs` shapes the live ones; a row's
+/// path is its base row's path plus its own name, joined in JS (see [`PathStack`]).
+pub fn rows_to_js(rows: &[Row]) -> Result<JsValue, JsValue> {
     let mut out = String::from("[");
     let mut bases = Vec::with_capacity(rows.len());
     let mut paths = PathStack::<usize>::default();
@@ -206,5 +208,5 @@ pub fn rows_to_js(rows: &[Row]) -> Option<JsValue> {
         bases.push(base);
     }
     out.push(']');
-    rows_from_json(&out, &bases).ok()
+    rows_from_json(&out, &bases)
 }

@@ -119,10 +119,10 @@ impl Job {
     }
 
     /// The listing's rows, or the resolved Session id (once `wants` is empty).
-    pub fn result(&self) -> JsValue {
+    pub fn result(&self) -> std::result::Result<JsValue, JsValue> {
         match &self.machine {
-            Machine::List(lister) => super::convert::rows_to_js(&lister.rows()),
-            Machine::Resolve(resolver) => resolver.resolved().map_or(JsValue::UNDEFINED, JsValue::from_str),
+            Machine::List(lister) => super::fast::rows_to_js(&lister.rows()),
+            Machine::Resolve(resolver) => Ok(resolver.resolved().map_or(JsValue::UNDEFINED, JsValue::from_str)),
         }
     }
 
