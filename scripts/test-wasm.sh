@@ -25,8 +25,12 @@ echo "== wasm tests in headless Chromium"
 # START_S seconds (normally it takes ~3 s: nothing is compiled here, the Node
 # run above built it) is killed and started again, up to ATTEMPTS attempts. A test
 # that hangs or fails has printed that line first and is never retried.
-START_S=${WASM_BROWSER_START_S:-60}
-ATTEMPTS=4
+# chromedriver's log of a stuck start (--verbose) shows the page's document
+# arrived and its load never finished: chromedriver waits on the pending
+# navigation for good. On 2026-12-04 four attempts in a row stuck once, so
+# there are eight, each given 30 s (10x a normal start): at most 4 min.
+START_S=${WASM_BROWSER_START_S:-30}
+ATTEMPTS=8
 log=$(mktemp)
 pid=""
 trap '[ -n "$pid" ] && kill -- -"$pid" 2>/dev/null; rm -f "$log"' EXIT
