@@ -130,8 +130,9 @@ pub type Result<T, E = SubagentError> = std::result::Result<T, E>;
 /// matters for a reader: quotes, backslashes, control characters, and the
 /// invisible format characters (bidi overrides, zero-width spaces and the
 /// like) that could hide or reorder the sentence around the text, and the
-/// Hangul fillers that render as blanks. Other characters stand as they are. Not `{:?}` itself: std's `Debug` for `str`
-/// brings Unicode's printable tables into the wasm for the same job (~3 KB).
+/// Hangul fillers that render as blanks. Other characters stand as they
+/// are. Not `{:?}` itself: std's `Debug` for `str` brings Unicode's
+/// printable tables into the wasm for the same job (~3 KB).
 #[derive(Clone, Copy)]
 pub struct Quoted<'a>(pub &'a str);
 
@@ -142,34 +143,21 @@ impl fmt::Display for Quoted<'_> {
         let mut plain = 0;
         for (at, c) in text.char_indices() {
             let short = match c {
-                '"' => "\\\"",
-                '\\' => "\\\\",
-                '\n' => "\\n",
-                '\r' => "\\r",
-                '\t' => "\\t",
-                '\0' => "\\0",
-                _ if hidden(c) => "",
+                '"' => Some("\\\""),
+                '\\' => Some("\\\\"),
+                '\n' => Some("\\n"),
+                '\r' => Some("\\r"),
+                '\t' => Some("\\t"),
+                '\0' => Some("\\0"),
+                _ if hidden(c) => None,
                 _ => continue,
             };
             f.write_str(&text[plain..at])?;
             plain = at + c.len_utf8();
-            if short.is_empty() {
-                // `\u{hex}`, lower-case, as `{:?}` writes it.
-                let mut digits = [0u8; 6];
-                let (mut n, mut i) = (c as u32, digits.len());
-                loop {
-                    i -= 1;
-                    digits[i] = b"0123456789abcdef"[(n & 15) as usize];
-                    n >>= 4;
-                    if n == 0 {
-                        break;
-                    }
-                }
-                f.write_str("\\u{")?;
-                f.write_str(std::str::from_utf8(&digits[i..]).unwrap_or_default())?;
-                f.write_str("}")?;
-            } else {
-                f.write_str(short)?;
+            match short {
+                Some(escape) => f.write_str(escape)?,
+                // Lower-case hex, as `{:?}` writes it.
+                None => write!(f, "\\u{{{:x}}}", c as u32)?,
             }
         }
         f.write_str(&text[plain..])?;
