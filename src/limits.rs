@@ -110,7 +110,9 @@ impl Limits {
         })
     }
 
-    /// Sets a configurable limit by its JS name; out of range is `LIMIT_EXCEEDED`.
+    /// Sets a configurable limit by its JS name. Out of its range is a bad
+    /// option, `INVALID_ARGUMENT` naming it (`LIMIT_EXCEEDED` is for values
+    /// over a limit, not for the limit itself).
     pub fn set(&mut self, key: &str, value: usize) -> Result<()> {
         let spec = CONFIGURABLE
             .iter()
@@ -118,7 +120,7 @@ impl Limits {
             .ok_or_else(|| crate::err!(InvalidArgument, "there is no limit named {key}", key = Quoted(key)))?;
         if value < spec.min || value > spec.max {
             return Err(crate::err!(
-                LimitExceeded,
+                InvalidArgument,
                 "limits.{key} must be from {} to {}, not {value}",
                 spec.min,
                 spec.max
@@ -278,8 +280,13 @@ mod tests {
         let mut limits = Limits::default();
         limits.set("promptBytes", 2048).unwrap();
         assert_eq!(limits.get("promptBytes"), Some(2048));
-        assert_eq!(limits.set("promptBytes", 17 << 20).unwrap_err().code, ErrorCode::LimitExceeded);
-        assert_eq!(limits.set("contentBlocks", 0).unwrap_err().code, ErrorCode::LimitExceeded);
+        let e = limits.set("promptBytes", 1).unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (ErrorCode::InvalidArgument, "limits.promptBytes must be from 1024 to 16777216, not 1")
+        );
+        assert_eq!(limits.set("promptBytes", 17 << 20).unwrap_err().code, ErrorCode::InvalidArgument);
+        assert_eq!(limits.set("contentBlocks", 0).unwrap_err().code, ErrorCode::InvalidArgument);
         assert_eq!(limits.set("nope", 1).unwrap_err().code, ErrorCode::InvalidArgument);
         for spec in CONFIGURABLE {
             assert!(limits.get(spec.key).is_some());

@@ -595,16 +595,25 @@ fn entry_row(entry: &CatalogEntry, parent_id: String, depth: u32, path: Option<F
     })
 }
 
-/// A resolution as a state machine without I/O: it names the one catalog to
-/// read next (the root's, then each member's along the path) and takes its
-/// read. [`resolve_name`] drives it over a [`Store`].
+/// A resolution as a state machine without I/O: it names the catalog to read
+/// next (the root's, then each member's along the path) and takes its read.
+/// [`resolve_name`] drives it over a [`Store`].
+///
+/// When a segment names nobody it goes on as a listing of the whole tree
+/// (only a mistake pays for that), which settles what the text was: the
+/// Session id of a member after all (a Session id may look like a name), or
+/// nobody, refused `UNKNOWN_AGENT` with the closest full names as a hint. So
+/// every entry that resolves a name gives one answer for one mistake.
 pub struct Resolver {
+    root: String,
     text: String,
     segments: Vec<AgentName>,
     /// Segments already found; resolved once all are.
     found: usize,
     current: String,
     query: ReadQuery,
+    /// The tree's listing, once a segment named nobody.
+    listing: Option<Lister>,
 }
 
 impl Resolver {
@@ -617,12 +626,23 @@ impl Resolver {
             AgentRef::Path(segments) => (segments, root.to_owned()),
         };
         let query = ReadQuery::types(CATALOG_TYPES, &Signal::new());
-        Resolver { text: text.to_owned(), segments, found: 0, current, query }
+        Resolver { root: root.to_owned(), text: text.to_owned(), segments, found: 0, current, query, listing: None }
     }
 
-    /// The session whose catalog to read next; `None` once resolved.
-    pub fn wants(&self) -> Option<&str> {
-        (self.found < self.segments.len()).then_some(self.current.as_str())
+    /// The sessions whose catalogs to read now (empty once resolved): one
+    /// along the path, or a level of the listing.
+    pub fn wants(&self) -> &[String] {
+        match &self.listing {
+            Some(listing) => listing.wants(),
+            None if self.found < self.segments.len() => std::slice::from_ref(&self.current),
+            None => &[],
+        }
+    }
+
+    /// Whether [`Resolver::wants`] may be read with one `read_many` (a
+    /// listing level below the root).
+    pub fn batch(&self) -> bool {
+        self.listing.as_ref().is_some_and(|l| !l.at_root())
     }
 
     /// The query every catalog read asks.
@@ -630,45 +650,153 @@ impl Resolver {
         &self.query
     }
 
-    /// The read of [`Resolver::wants`]: a failed read or a corrupt catalog is
-    /// the resolution's error, a missing session an empty catalog, and a
-    /// segment that names nobody (or an external member with more below it)
-    /// `UNKNOWN_AGENT`.
-    pub fn answer(&mut self, read: ReadResult) -> Result<()> {
+    /// The reads of [`Resolver::wants`], in its order. Along the path a
+    /// failed read or a corrupt catalog is the resolution's error and a
+    /// missing session an empty catalog; a segment that names nobody (or an
+    /// external member with more below it) starts the listing, whose own
+    /// failure (the root's read) is the resolution's error: what the text
+    /// was cannot be told.
+    pub fn answer(&mut self, reads: Result<Vec<ReadResult>>) -> Result<()> {
+        if let Some(listing) = &mut self.listing {
+            if let Err(e) = listing.answer(reads) {
+                self.listing = None;
+                return Err(e);
+            }
+            return if listing.wants().is_empty() { self.conclude() } else { Ok(()) };
+        }
+        let read = match reads.map(<[ReadResult; 1]>::try_from) {
+            Ok(Ok([read])) => read,
+            Ok(Err(_)) => Err(SubagentError::new(
+                ErrorCode::PersistenceUnavailable,
+                format!("the read of session {} must answer one session", name::quote_truncated(&self.current, 100)),
+            )),
+            Err(e) => Err(e),
+        };
         let entries = decode_read(read, &self.query)?.unwrap_or_default();
         let Some(segment) = self.segments.get(self.found) else { return Ok(()) };
         let last = self.found + 1 == self.segments.len();
         match entries.into_iter().find(|e| e.name.as_ref() == Some(segment)) {
             Some(entry) if last || entry.mode != Mode::External => self.current = entry.id,
-            _ => return Err(unknown_agent(&self.text)),
+            // The root's own Session id, when no child bears it as a name: nothing more to read.
+            _ if self.text == self.root => return self.resolve_to_text(),
+            _ => {
+                self.listing = Some(Lister::new(&self.root));
+                return Ok(());
+            }
         }
         self.found += 1;
         Ok(())
     }
 
-    /// The Session id, once [`Resolver::wants`] is `None`.
+    /// The listing is read: the text is a member's Session id, or nobody.
+    fn conclude(&mut self) -> Result<()> {
+        let rows = self.listing.take().map(|l| l.rows()).unwrap_or_default();
+        if rows.iter().any(|r| r.id() == self.text) {
+            return self.resolve_to_text();
+        }
+        Err(unknown_agent_among(&self.text, &rows))
+    }
+
+    fn resolve_to_text(&mut self) -> Result<()> {
+        self.current.clone_from(&self.text);
+        self.found = self.segments.len();
+        Ok(())
+    }
+
+    /// The Session id, once [`Resolver::wants`] is empty.
     pub fn resolved(&self) -> Option<&str> {
-        (self.found == self.segments.len()).then_some(self.current.as_str())
+        (self.listing.is_none() && self.found == self.segments.len()).then_some(self.current.as_str())
     }
 }
 
-/// Resolves a model-supplied reference within the tree of `root`: `lead` is
-/// the root, a full name is looked up through the catalogs along its path
-/// (and only those), anything else is returned unchanged as a Session id.
-/// Resolution grants no authority.
+/// Resolves a reference within the tree of `root`: `lead` is the root, a full
+/// name is looked up through the catalogs along its path, anything else is
+/// returned unchanged as a Session id; a mistake is `UNKNOWN_AGENT` with a
+/// hint (see [`Resolver`]). Resolution grants no authority.
 pub async fn resolve_name(store: &dyn Store, root: &str, text: &str, signal: &Signal) -> Result<String> {
     let mut resolver = Resolver::new(root, text);
     let query = ReadQuery { signal: signal.clone(), ..resolver.query().clone() };
-    while let Some(session) = resolver.wants() {
-        let read = signal.guard(store.read(session, &query)).await;
-        resolver.answer(read)?;
+    while !resolver.wants().is_empty() {
+        let ids = resolver.wants().to_vec();
+        let reads = if !resolver.batch() {
+            crate::store::read_each(store, &ids, &query, signal).await
+        } else if let Some(batch) = store.read_many(&ids, &query) {
+            signal.guard(batch).await
+        } else {
+            crate::store::read_each(store, &ids, &query, signal).await
+        };
+        signal.check()?;
+        resolver.answer(reads)?;
     }
     Ok(resolver.resolved().unwrap_or(root).to_owned())
 }
 
+/// A reference that names nobody.
 pub fn unknown_agent(text: &str) -> SubagentError {
     SubagentError::new(
         ErrorCode::UnknownAgent,
         format!("no agent named {} exists in this tree", name::quote_truncated(text, 200)),
     )
+}
+
+/// A Session id outside the caller's tree: one refusal whether it is live,
+/// cold or absent (ids are authority; another tree's are not the caller's to learn).
+pub fn not_a_member(id: &str) -> SubagentError {
+    SubagentError::new(
+        ErrorCode::Unauthorized,
+        format!("{} is not a member of this tree", name::quote_truncated(id, 80)),
+    )
+}
+
+/// [`unknown_agent`] with the full names closest to `text` among a tree's
+/// listing rows (and `lead`) as a hint: "did you mean `writer`?".
+pub fn unknown_agent_among(text: &str, rows: &[Row]) -> SubagentError {
+    let mut e = unknown_agent(text);
+    let mut names = vec![name::LEAD.to_owned()];
+    names.extend(rows.iter().filter_map(|r| match r {
+        Row::Child(c) => c.path_string(),
+        Row::Diagnostic(_) => None,
+    }));
+    let close = closest(text, &names);
+    if !close.is_empty() {
+        let list: Vec<String> = close.iter().map(|n| format!("`{n}`")).collect();
+        e.message = format!("{}; did you mean {}?", e.message, list.join(" or "));
+    }
+    e
+}
+
+/// Up to three names closest to `text` (by edit distance, or sharing its last segment).
+pub fn closest(text: &str, names: &[String]) -> Vec<String> {
+    let last = text.rsplit('/').next().unwrap_or(text);
+    let mut scored: Vec<(usize, &String)> = names
+        .iter()
+        .filter_map(|n| {
+            let d = edit_distance(text, n);
+            let same_leaf = n.rsplit('/').next() == Some(last);
+            let limit = (text.chars().count() / 3).max(2);
+            (same_leaf || d <= limit).then_some((if same_leaf { 0 } else { d }, n))
+        })
+        .collect();
+    // The three smallest in (distance, name) order, as a sort would give them,
+    // without a sort instance in the wasm.
+    let mut closest = Vec::new();
+    while closest.len() < 3 {
+        let Some(i) = (0..scored.len()).min_by(|&i, &j| scored[i].cmp(&scored[j])) else { break };
+        closest.push(scored.swap_remove(i).1.clone());
+    }
+    closest
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().take(256).enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }

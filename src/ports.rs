@@ -44,7 +44,8 @@ pub struct Turn {
     pub signal: Signal,
     /// The schema a structured result must match, when one was requested.
     pub output_schema: Option<Value>,
-    /// Whether this is the member's first turn since it was created.
+    /// Whether the member has never run a turn, read from its log: a reopened
+    /// root or a resumed child that ran before is not on its first turn.
     pub first: bool,
     /// The live handle of the member (to delegate or message from tools).
     pub agent: Agent,

@@ -159,10 +159,7 @@ impl Toolset {
         let agent = required_text(input, "agent")?;
         let message = required_text(input, "message")?;
         let target = self.resolve(&agent, signal).await?;
-        let id = match self.runtime.send_message(&self.agent, &target.id, Value::from(message), signal).await {
-            Ok(id) => id,
-            Err(e) => return Err(self.with_suggestions(e, &agent, signal).await),
-        };
+        let id = self.runtime.send_message(&self.agent, &target.id, Value::from(message), signal).await?;
         Ok(ToolResult::ok(
             format!("Message delivered to {}.", target.name),
             Value::object([
@@ -179,11 +176,7 @@ impl Toolset {
         // One refusal for everything outside the caller's tree, live, cold or absent:
         // whether another tree's session is running is not the caller's to learn.
         if !target.in_tree {
-            return Err(crate::err!(
-                Unauthorized,
-                "{} is not a member of this tree",
-                crate::name::quote_truncated(&agent, 80)
-            ));
+            return Err(crate::listing::not_a_member(&agent));
         }
         let receipt = self.runtime.interrupt(&target.id, InterruptAuthority::Ancestor(&self.agent))?;
         let content = if receipt.signalled {
@@ -251,7 +244,12 @@ impl Toolset {
             row.push(("diagnostic", diagnostic.map(Value::from)));
             out.push(Value::object(row));
         }
-        let whose = if descendants { "descendants" } else { "children" };
+        let whose = match (descendants, out.len()) {
+            (true, 1) => "descendant",
+            (true, _) => "descendants",
+            (false, 1) => "child",
+            (false, _) => "children",
+        };
         let header = match out.len() {
             0 => format!("{} has no {whose}.", self.agent.name()),
             n => format!(
@@ -392,7 +390,7 @@ impl Toolset {
         if target.in_tree {
             Ok(target)
         } else {
-            Err(self.with_suggestions(crate::listing::unknown_agent(text), text, signal).await)
+            Err(crate::listing::not_a_member(text))
         }
     }
 
@@ -401,35 +399,12 @@ impl Toolset {
     /// read (the logs on its way up), not the whole tree.
     async fn resolve(&self, text: &str, signal: &Signal) -> Result<Resolved> {
         let root = self.agent.root_id().to_owned();
-        let id = match self.runtime.resolve_name(&self.agent, text, signal).await {
-            Ok(id) => id,
-            Err(e) => return Err(self.with_suggestions(e, text, signal).await),
-        };
+        let id = self.runtime.resolve_name(&self.agent, text, signal).await?;
         if id == root {
             return Ok(Resolved { id, name: LEAD.to_owned(), in_tree: true });
         }
         let name = self.runtime.member_name(&root, &id, signal).await?;
         Ok(Resolved { in_tree: name.is_some(), name: name.unwrap_or_else(|| id.clone()), id })
-    }
-
-    /// Adds "did you mean" to an unknown or foreign reference (listing the
-    /// tree: only a refusal pays for that).
-    async fn with_suggestions(&self, mut e: SubagentError, text: &str, signal: &Signal) -> SubagentError {
-        if !matches!(e.code, ErrorCode::UnknownAgent | ErrorCode::Unauthorized) {
-            return e;
-        }
-        let Ok(rows) = self.runtime.list_descendants(self.agent.root_id(), signal).await else { return e };
-        let mut names: Vec<String> = vec![LEAD.to_owned()];
-        names.extend(rows.iter().filter_map(|r| match &r.row {
-            Row::Child(c) => c.path_string(),
-            Row::Diagnostic(_) => None,
-        }));
-        let close = closest(text, &names);
-        if !close.is_empty() {
-            let list: Vec<String> = close.iter().map(|n| format!("`{n}`")).collect();
-            e.message = format!("{}; did you mean {}?", e.message, list.join(" or "));
-        }
-        e
     }
 
     fn full_name(&self, row: &Row) -> String {
@@ -514,42 +489,6 @@ fn task_value(t: &team::Task, names: &[(String, String)]) -> Value {
         ("description", t.description.as_deref().map(Value::from)),
         ("result", t.result.as_deref().map(Value::from)),
     ])
-}
-
-/// Up to three names closest to `text` (by edit distance, or sharing its last segment).
-pub fn closest(text: &str, names: &[String]) -> Vec<String> {
-    let last = text.rsplit('/').next().unwrap_or(text);
-    let mut scored: Vec<(usize, &String)> = names
-        .iter()
-        .filter_map(|n| {
-            let d = edit_distance(text, n);
-            let same_leaf = n.rsplit('/').next() == Some(last);
-            let limit = (text.chars().count() / 3).max(2);
-            (same_leaf || d <= limit).then_some((if same_leaf { 0 } else { d }, n))
-        })
-        .collect();
-    // The three smallest in (distance, name) order, as a sort would give them,
-    // without a sort instance in the wasm.
-    let mut closest = Vec::new();
-    while closest.len() < 3 {
-        let Some(i) = (0..scored.len()).min_by(|&i, &j| scored[i].cmp(&scored[j])) else { break };
-        closest.push(scored.swap_remove(i).1.clone());
-    }
-    closest
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().take(256).enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 // ---- schemas ---------------------------------------------------------------------

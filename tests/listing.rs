@@ -1231,19 +1231,32 @@ fn a_resolver_reads_only_the_catalogs_along_the_path() {
     let store = t.store(true);
     let mut resolver = subagent_tree::listing::Resolver::new(ROOT, "alpha/one/deep");
     let mut asked = Vec::new();
-    while let Some(session) = resolver.wants().map(str::to_owned) {
+    while let [session] = resolver.wants() {
+        let session = session.clone();
         let read = Ok(store.read_now(&session, resolver.query()));
-        resolver.answer(read).unwrap();
+        resolver.answer(Ok(vec![read])).unwrap();
         asked.push(session);
     }
     assert_eq!(asked, ["root", "a", "a1"]);
     assert_eq!(resolver.resolved(), Some("deep"));
     for (text, id) in [("lead", ROOT), ("0b7e3f5a-1c2d", "0b7e3f5a-1c2d")] {
         let resolver = subagent_tree::listing::Resolver::new(ROOT, text);
-        assert_eq!((resolver.wants(), resolver.resolved()), (None, Some(id)), "{text} reads nothing");
+        assert!(resolver.wants().is_empty(), "{text} reads nothing");
+        assert_eq!(resolver.resolved(), Some(id));
     }
+    // A segment that names nobody goes on as a listing of the tree, level by level.
     let mut resolver = subagent_tree::listing::Resolver::new(ROOT, "alpha/nobody");
-    resolver.answer(Ok(store.read_now(ROOT, resolver.query()))).unwrap();
-    let e = resolver.answer(Ok(store.read_now("a", resolver.query()))).unwrap_err();
+    resolver.answer(Ok(vec![Ok(store.read_now(ROOT, resolver.query()))])).unwrap();
+    resolver.answer(Ok(vec![Ok(store.read_now("a", resolver.query()))])).unwrap();
+    assert!(!resolver.batch(), "the listing's root is one read");
+    assert_eq!(resolver.wants(), [ROOT]);
+    let e = loop {
+        let reads = resolver.wants().iter().map(|id| Ok(store.read_now(id, resolver.query()))).collect();
+        match resolver.answer(Ok(reads)) {
+            Ok(()) => assert!(resolver.batch() && !resolver.wants().is_empty()),
+            Err(e) => break e,
+        }
+    };
     assert_eq!(e.code, ErrorCode::UnknownAgent);
+    assert_eq!(resolver.resolved(), None);
 }

@@ -13,7 +13,7 @@ use subagent_tree::json::Value;
 use subagent_tree::ports::{
     Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest,
 };
-use subagent_tree::runtime::{Delivery, InterruptAuthority, MessageSource, RuntimeEvent, Scheduling};
+use subagent_tree::runtime::{Delivery, InterruptAuthority, MessageSource, Recovery, RuntimeEvent, Scheduling};
 use subagent_tree::store::ReadQuery;
 use subagent_tree::testkit::completed;
 use subagent_tree::{ActivationSpec, Agent, ErrorCode, Mode, Result, Row, RuntimeOptions, Signal};
@@ -1037,4 +1037,125 @@ fn waiting_turns_go_on_one_at_a_time_longest_waiting_first_and_a_steer_wakes_its
     exec.run_idle();
     let ends: Vec<String> = host.1.borrow().iter().map(|(n, e)| format!("{n}:{e:?}")).collect();
     assert_eq!(ends, ["s:Steered", "a:Quiet", "b:Quiet", "c:Quiet", "s:Quiet"]);
+}
+
+/// `first` is read from the log: a reopened root that ran turns is past its
+/// first, one that never ran is not (issue 41).
+#[test]
+fn a_reopened_root_is_first_only_when_its_log_holds_no_turn() {
+    let prompt = |h: &Harness, root: &Agent, text: &'static str| {
+        let (rt, r) = (h.rt.clone(), root.clone());
+        h.run(async move { rt.prompt(&r, "lead", Value::from(text), Scheduling::Queue, &Signal::never()).await })
+            .unwrap();
+        h.settle();
+    };
+    let ran = Harness::wide();
+    let root = ran.root();
+    prompt(&ran, &root, "plan the release");
+    assert!(ran.host.turns_of("lead")[0].first);
+    let never = Harness::wide();
+    never.root();
+    for (store, was_run) in [(ran.store.clone(), true), (never.store.clone(), false)] {
+        let h = Harness::over(store, "b", RuntimeOptions::default());
+        let root = h.root();
+        prompt(&h, &root, "and now?");
+        prompt(&h, &root, "and then?");
+        let firsts: Vec<bool> = h.host.turns_of("lead").iter().map(|t| t.first).collect();
+        assert_eq!(firsts, [!was_run, false], "a root that ran: {was_run}");
+    }
+}
+
+/// A cold member whose only turn was lost and is run again never finished a
+/// turn: the rerun is its first (with its return guidance). Reported instead,
+/// the lost turn consumed its input: the next turn is not first.
+#[test]
+fn a_resumed_child_is_first_until_a_turn_of_it_consumed_input() {
+    for (recovery, first) in [(Recovery::Rerun, true), (Recovery::Report, false)] {
+        let store;
+        let id;
+        {
+            let h = Harness::wide();
+            store = h.store.clone();
+            let root = h.root();
+            h.host.hold("w");
+            id = start(&h, spec(&root, Some("w"))).unwrap().child_id.clone();
+            h.settle();
+            assert_eq!(h.host.turns_of("w").len(), 1, "the turn started, then the process died");
+        }
+        let h = Harness::over(store, "b", RuntimeOptions { recovery, ..RuntimeOptions::default() });
+        let root = h.root();
+        h.settle();
+        let (rt, r) = (h.rt.clone(), root.clone());
+        h.run(async move { rt.send_message(&r, &id, Value::from("go on"), &Signal::never()).await }).unwrap();
+        h.settle();
+        let turns = h.host.turns_of("w");
+        assert_eq!(turns[0].first, first, "{recovery:?}");
+        assert_eq!(turns[0].guidance.is_some(), first, "{recovery:?}");
+        assert!(turns[1..].iter().all(|t| !t.first), "{recovery:?}");
+    }
+}
+
+/// One mistake, one answer (issue 41): a mistyped name is `UNKNOWN_AGENT`
+/// with the same "did you mean" hint from every entry that takes a name, and
+/// nothing is written; a Session id outside the tree stays `UNAUTHORIZED`; a
+/// member's Session id shaped like a name still reaches it.
+#[test]
+fn a_mistyped_name_gets_one_answer_everywhere_and_writes_nothing() {
+    use subagent_tree::tools::SEND_MESSAGE;
+    let h = Harness::wide();
+    let root = h.root();
+    let writer = start(&h, spec(&root, Some("writer"))).unwrap();
+    h.settle();
+    let hint = "no agent named \"writr\" exists in this tree; did you mean `writer`?";
+    let lengths = |h: &Harness| -> Vec<usize> {
+        ["root", writer.child_id.as_str()]
+            .iter()
+            .map(|id| h.store.read_now(id, &ReadQuery::default()).map_or(0, |e| e.len()))
+            .collect()
+    };
+    for resident in [false, true] {
+        let held = resident.then(|| {
+            let (rt, r, id) = (h.rt.clone(), root.clone(), writer.child_id.clone());
+            h.run(async move { rt.reopen(&r, &id, &Signal::never()).await.unwrap() })
+        });
+        let before = lengths(&h);
+        let (rt, r) = (h.rt.clone(), root.clone());
+        let answers = h.run(async move {
+            let s = Signal::never();
+            let text = || Value::from("hello");
+            vec![
+                rt.prompt(&r, "writr", text(), Scheduling::Queue, &s).await.map(|_| ()),
+                rt.ask(&r, "writr", text(), Scheduling::Queue, &s).await.map(|_| ()),
+                rt.reopen(&r, "writr", &s).await.map(|_| ()),
+                rt.resolve_name(&r, "writr", &s).await.map(|_| ()),
+                subagent_tree::listing::resolve_name(&*rt.store(), "root", "writr", &s).await.map(|_| ()),
+            ]
+        });
+        for (i, answer) in answers.into_iter().enumerate() {
+            let e = answer.unwrap_err();
+            assert_eq!((e.code, e.message.as_str()), (ErrorCode::UnknownAgent, hint), "entry {i}, resident {resident}");
+        }
+        let tools = h.rt.tools_for(&root).unwrap();
+        let input = Value::object([("agent", Some(Value::from("writr"))), ("message", Some(Value::from("hi")))]);
+        let result = h.run(async move { tools.call(SEND_MESSAGE, &input, &Signal::never()).await });
+        assert!(result.is_error && result.content.contains(hint), "{}", result.content);
+        assert_eq!(lengths(&h), before, "nothing written");
+        drop(held);
+        h.settle();
+    }
+    // A Session id outside the tree is no name: UNAUTHORIZED, as before.
+    let (rt, r) = (h.rt.clone(), root.clone());
+    let foreign = "0b7e3f5a-1c2d-4e5f-8a9b-0c1d2e3f4a5b-not-here";
+    let e = h
+        .run(async move { rt.prompt(&r, foreign, Value::from("x"), Scheduling::Queue, &Signal::never()).await })
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Unauthorized, "{e}");
+    // The writer's Session id (`as-1` here) has a name's shape and still reaches it, cold.
+    assert!(subagent_tree::name::is_valid_name(&writer.child_id));
+    let (rt, r, id) = (h.rt.clone(), root.clone(), writer.child_id.clone());
+    h.run(async move { rt.prompt(&r, &id, Value::from("by id"), Scheduling::Queue, &Signal::never()).await }).unwrap();
+    let (rt, id) = (h.rt.clone(), writer.child_id.clone());
+    let found =
+        h.run(async move { subagent_tree::listing::resolve_name(&*rt.store(), "root", &id, &Signal::never()).await });
+    assert_eq!(found.unwrap(), writer.child_id);
 }

@@ -339,3 +339,26 @@ fn refusals_quote_model_input_bounded() {
         assert!(r.content.len() < 400, "{} bytes", r.content.len());
     }
 }
+
+/// `list_agents` counts in English: one descendant, one child (issue 41).
+#[test]
+fn list_agents_headers_agree_in_number() {
+    let (exec, rt) = replying_runtime("n");
+    let r = rt.clone();
+    let headers = exec
+        .run_until(async move {
+            let root = r.open_root(Some("root".into()), None).await.unwrap();
+            let s = Signal::never();
+            let spec = subagent_tree::ActivationSpec::new("spawn", &root, "Write", "write it").named("writer");
+            drop(r.start_activation(spec).await.unwrap());
+            let tools = r.tools_for(&root).unwrap();
+            let mut headers = Vec::new();
+            for scope in ["descendants", "children"] {
+                let out = tools.call("list_agents", &v(json!({ "scope": scope })), &s).await;
+                headers.push(out.content.lines().next().unwrap_or_default().split(" (").next().unwrap().to_owned());
+            }
+            headers
+        })
+        .unwrap();
+    assert_eq!(headers, ["1 descendant of lead", "1 child of lead"]);
+}

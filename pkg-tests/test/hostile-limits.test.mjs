@@ -87,8 +87,10 @@ test('content blocks, labels, nesting and width are bounded; limits are configur
   await rejects(small.runtime.prompt(r2, 'root', 'z'.repeat(3000)), 'LIMIT_EXCEEDED', 'messageBytes (2048 bytes)');
   await rejects(small.runtime.prompt(r2, 'root', blocks(3)), 'LIMIT_EXCEEDED', 'contentBlocks is 2');
   await small.runtime.prompt(r2, 'root', 'z'.repeat(1000));
-  throws(() => setup({ limits: { promptBytes: 64 << 20 } }), 'LIMIT_EXCEEDED', 'limits.promptBytes must be from 1024 to 16777216');
-  throws(() => setup({ limits: { contentBlocks: 0 } }), 'LIMIT_EXCEEDED');
+  // A limit set out of its range is a bad option (INVALID_ARGUMENT naming it), not a value over a limit.
+  throws(() => setup({ limits: { promptBytes: 64 << 20 } }), 'INVALID_ARGUMENT', 'limits.promptBytes must be from 1024 to 16777216');
+  throws(() => setup({ limits: { promptBytes: 1 } }), 'INVALID_ARGUMENT', 'limits.promptBytes must be from 1024 to 16777216, not 1');
+  throws(() => setup({ limits: { contentBlocks: 0 } }), 'INVALID_ARGUMENT', 'limits.contentBlocks');
   throws(() => setup({ limits: { labelBytes: 'big' } }), 'INVALID_ARGUMENT');
 });
 

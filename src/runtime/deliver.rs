@@ -117,7 +117,7 @@ impl Runtime {
     ) -> Result<String> {
         self.require_root(root)?;
         let content = checked_content(&self.0.options.limits, content)?;
-        let target_id = self.resolve_target(root, target, signal).await?;
+        let target_id = self.resolve_in_tree(&root.0.root_id, target, signal).await?;
         if target_id == root.session_id() {
             return self.accept(&root.0, MessageSource::User, content, scheduling, signal, answer).await;
         }
@@ -130,7 +130,7 @@ impl Runtime {
     /// so a host can spawn under it or message as it; then it settles as usual.
     pub async fn reopen(&self, root: &Agent, target: &str, signal: &Signal) -> Result<Held> {
         self.require_root(root)?;
-        let target_id = self.resolve_target(root, target, signal).await?;
+        let target_id = self.resolve_in_tree(&root.0.root_id, target, signal).await?;
         let held = if target_id == root.session_id() {
             self.hold(root.0.clone())
         } else {
@@ -157,22 +157,8 @@ impl Runtime {
         Ok(held)
     }
 
-    /// `lead`, a full name or a Session id, as a Session id of `root`'s tree.
-    /// Resident members answer from memory; a cold path reads the catalogs along it.
-    async fn resolve_target(&self, root: &Agent, text: &str, signal: &Signal) -> Result<String> {
-        if let Some(id) = self.resident_by_name(&root.0.root_id, text) {
-            return Ok(id);
-        }
-        match crate::listing::resolve_name(&*self.0.store, &root.0.root_id, text, signal).await {
-            // A Session id may look like a one-segment name (`root`): no child by
-            // that name, so it is the id.
-            Err(e) if e.code == crate::ErrorCode::UnknownAgent && !text.contains('/') => Ok(text.to_owned()),
-            other => other,
-        }
-    }
-
     /// The Session id of the resident member `text` names in `root_id`'s tree.
-    fn resident_by_name(&self, root_id: &str, text: &str) -> Option<String> {
+    pub(crate) fn resident_by_name(&self, root_id: &str, text: &str) -> Option<String> {
         match AgentRef::parse(text) {
             AgentRef::Lead => Some(root_id.to_owned()),
             AgentRef::Session(_) => None,
@@ -181,7 +167,12 @@ impl Runtime {
                 .state
                 .borrow()
                 .tree_members(root_id)
-                .find(|m| m.path.as_deref() == Some(text) && m.phase() == Phase::Live)
+                // An external run for its caller keeps no catalog entry: its name is not committed.
+                .find(|m| {
+                    m.path.as_deref() == Some(text)
+                        && m.phase() == Phase::Live
+                        && !(m.is_external() && m.delivery() == super::Delivery::Caller)
+                })
                 .map(|m| m.id.clone()),
         }
     }
@@ -224,7 +215,7 @@ impl Runtime {
         if let Some(root_id) = &tree {
             if *root_id != target.root_id {
                 // Refused without naming the target: another tree's names are not the caller's to learn.
-                return Err(outside_tree(&target_id));
+                return Err(crate::listing::not_a_member(&target_id));
             }
         }
         if let InterruptAuthority::Ancestor(agent) = authority {
@@ -270,7 +261,7 @@ impl Runtime {
                 continue;
             };
             if target.root_id != root_id {
-                return Err(outside_tree(target_id));
+                return Err(crate::listing::not_a_member(target_id));
             }
             match target.phase() {
                 Phase::Live if target.is_external() => {
@@ -414,7 +405,7 @@ impl Runtime {
         self.check_tree_open(root_id)?;
         let rows = self.resume_rows(root_id, target_id, signal).await?;
         let Some(index) = rows.iter().position(|r| r.id() == target_id) else {
-            return Err(outside_tree(target_id));
+            return Err(crate::listing::not_a_member(target_id));
         };
         // A child outlives no creator that is settling: it is resumed once that one has left.
         if let Some(closed) = self.creator_closing(rows[index].parent_id()) {
@@ -608,8 +599,7 @@ impl Runtime {
             state: RefCell::new(Life::new(None)),
         });
         let parked = log.parked;
-        let lost = self.adopt_log(&member, log.pending, log.lost_turn, parked);
-        member.state.borrow_mut().turns = 1;
+        let lost = self.adopt_log(&member, log.pending, log.lost_turn, log.ran, parked);
         let mut st = self.0.state.borrow_mut();
         if let Some(parent) = st.members.get(&row.parent_id).filter(|p| p.phase() == Phase::Live) {
             parent.state.borrow_mut().child_joined();
@@ -667,10 +657,6 @@ fn lineage(root_id: &str, above: &[Row], row: &crate::listing::ChildRow) -> Line
             .unwrap_or_else(|| row.parent_id.clone())
     };
     Lineage { ancestors, parent_name }
-}
-
-fn outside_tree(target_id: &str) -> crate::SubagentError {
-    crate::err!(Unauthorized, "{} is not a member of this tree", crate::name::quote_truncated(target_id, 80))
 }
 
 fn checked_content(limits: &crate::limits::Limits, content: Value) -> Result<Value> {

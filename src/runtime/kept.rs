@@ -170,6 +170,7 @@ struct LogSummary {
     pending: Vec<InboxMessage>,
     lost_turn: Option<Vec<String>>,
     parked: bool,
+    ran: bool,
 }
 
 impl LogSummary {
@@ -184,6 +185,7 @@ impl LogSummary {
             pending: log.pending.clone(),
             lost_turn: log.lost_turn.clone(),
             parked: log.parked,
+            ran: log.ran,
         }
     }
 
@@ -196,6 +198,7 @@ impl LogSummary {
             pending: self.pending.clone(),
             lost_turn: self.lost_turn.clone(),
             parked: self.parked,
+            ran: self.ran,
         }
     }
 
@@ -224,6 +227,7 @@ impl LogSummary {
         if own.iter().any(|e| e.kind == event::TURN_START || e.kind == event::TURN_END) {
             self.lost_turn = super::lost_turn(tail, self.inherited);
             self.parked = super::parked(tail, self.inherited);
+            self.ran |= super::ran_a_turn(own.iter().copied());
         }
         self.len += tail.len() as u64;
         if let Some(e) = tail.last() {

@@ -582,7 +582,7 @@ impl Runtime {
         // root delivers it first. Opening a root runs no turn by itself, unless
         // the host asked for lost turns to run again.
         let rerun = self.0.options.recovery == Recovery::Rerun;
-        let lost = self.adopt_log(&member, log.pending, log.lost_turn, !rerun);
+        let lost = self.adopt_log(&member, log.pending, log.lost_turn, log.ran, !rerun);
         // The root never settles by itself: its parked input is not "in the log" in the settling sense.
         member.state.borrow_mut().parked_in_log = false;
         {
@@ -747,7 +747,29 @@ impl Runtime {
     pub async fn resolve_name(&self, caller: &Agent, text: &str, signal: &Signal) -> Result<String> {
         self.require_live(caller, "caller")?;
         let root = caller.0.root_id.clone();
-        listing::resolve_name(&*self.0.store, &root, text, signal).await
+        self.resolve_in_tree(&root, text, signal).await
+    }
+
+    /// `lead`, a full name or a Session id, as a Session id of `root_id`'s
+    /// tree: one resolution for every entry that takes a name (prompt, ask,
+    /// reopen, the tools). Resident members answer from memory, a cold path
+    /// reads the catalogs along it, and a mistake is the core's
+    /// `UNKNOWN_AGENT` with its hint. A Session id shaped like a name that
+    /// the listing did not show (a branch it could not read) is confirmed as
+    /// a cold resume would find it before it is called unknown.
+    pub(crate) async fn resolve_in_tree(&self, root_id: &str, text: &str, signal: &Signal) -> Result<String> {
+        if let Some(id) = self.resident_by_name(root_id, text) {
+            return Ok(id);
+        }
+        match listing::resolve_name(&*self.0.store, root_id, text, signal).await {
+            Err(e) if e.code == crate::ErrorCode::UnknownAgent && !text.contains('/') => {
+                match self.member_name(root_id, text, signal).await? {
+                    Some(_) => Ok(text.to_owned()),
+                    None => Err(e),
+                }
+            }
+            other => other,
+        }
     }
 
     /// The full name of member `id` of `root_id`'s tree (its Session id below
@@ -1043,6 +1065,8 @@ pub(crate) struct LoadedLog {
     /// The last recorded turn was stopped (`aborted`): pending input is parked
     /// until a waking send, as the interrupt left it.
     pub parked: bool,
+    /// The member has run a turn (see [`ran_a_turn`]): its next is not its `first`.
+    pub ran: bool,
 }
 
 impl LoadedLog {
@@ -1077,6 +1101,7 @@ impl LoadedLog {
             pending: deliver::pending_messages(events),
             lost_turn: lost_turn(events, inherited),
             parked: parked(events, inherited),
+            ran: ran_a_turn(events.iter().filter(|e| e.seq >= inherited)),
         })
     }
 }
@@ -1091,6 +1116,17 @@ pub(crate) fn lost_turn(events: &[SessionEvent], inherited: u64) -> Option<Vec<S
     (last.kind == event::TURN_START).then(|| {
         let ids = last.payload.get("input").and_then(Value::as_array).unwrap_or_default();
         ids.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+    })
+}
+
+/// Whether any of these (own) events records a turn whose host was handed
+/// input: a `turn/end` that consumed some. A turn stopped before its host saw
+/// it, or a lost turn kept to run again, consumed none. Read from the log, so
+/// a member reopened after a restart (a root too) is not on its `first` turn.
+pub(crate) fn ran_a_turn<'a>(mut own: impl Iterator<Item = &'a SessionEvent>) -> bool {
+    own.any(|e| {
+        e.kind == event::TURN_END
+            && e.payload.get("consumed").and_then(Value::as_array).is_some_and(|ids| !ids.is_empty())
     })
 }
 

@@ -33,12 +33,14 @@ const BATCH: usize = 1024;
 impl Runtime {
     /// Takes a loaded log's pending input into a new resident member. Returns
     /// the lost turn's input ids, which the caller records with
-    /// [`Runtime::record_lost_turn`] before the member runs.
+    /// [`Runtime::record_lost_turn`] before the member runs. `ran`: the log
+    /// records a turn its host was handed, so the next turn is not `first`.
     pub(crate) fn adopt_log(
         &self,
         member: &Member,
         mut pending: Vec<InboxMessage>,
         lost_turn: Option<Vec<String>>,
+        mut ran: bool,
         parked: bool,
     ) -> Option<Vec<String>> {
         let mut st = member.state.borrow_mut();
@@ -46,8 +48,11 @@ impl Runtime {
             if self.0.options.recovery != Recovery::Rerun {
                 pending.retain(|m| !ids.contains(&m.id));
                 st.last = Some(Ok(lost_result()));
+                // Its record consumes that input: the host was handed it.
+                ran |= !ids.is_empty();
             }
         }
+        st.turns = u32::from(ran);
         st.adopt(pending, parked);
         lost_turn
     }

@@ -9,7 +9,7 @@ use super::store::FaultStore;
 use crate::error::{ErrorCode, Result};
 use crate::exec::{Deferred, LocalBoxFuture, LocalExecutor};
 use crate::json::Value;
-use crate::name::is_valid_name;
+use crate::name::{is_valid_name, AgentRef};
 use crate::result::SubagentResult;
 use crate::runtime::{Activation, ActivationSpec, Agent, Delivery, InterruptAuthority, RuntimeEvent, Scheduling};
 use crate::signal::Signal;
@@ -50,6 +50,10 @@ const SEND_ALLOWED: &[ErrorCode] = &[
 /// Errors a message outside the sender's tree may meet: never success.
 const FOREIGN_ALLOWED: &[ErrorCode] =
     &[C::Unauthorized, C::PersistenceUnavailable, C::Cancelled, C::Draining, C::ParentUnavailable];
+/// What a reference that takes names (prompt, reopen) meets for a text shaped
+/// like a name that names no member, a foreign Session id of that shape included.
+const FOREIGN_NAME_ALLOWED: &[ErrorCode] =
+    &[C::UnknownAgent, C::PersistenceUnavailable, C::Cancelled, C::Draining, C::ParentUnavailable];
 
 /// One activation the driver holds, and what became of it.
 pub struct Held {
@@ -770,7 +774,13 @@ impl Epoch {
         } else if !is_root {
             self.expect_code(&what, &result, C::InvalidArgument);
         } else if foreign {
-            self.expect_allowed(&what, &result, FOREIGN_ALLOWED, false);
+            let name_shaped = matches!(AgentRef::parse(&target), AgentRef::Path(_));
+            self.expect_allowed(
+                &what,
+                &result,
+                if name_shaped { FOREIGN_NAME_ALLOWED } else { FOREIGN_ALLOWED },
+                false,
+            );
         } else {
             self.expect_allowed(&what, &result, SEND_ALLOWED, true);
         }

@@ -57,13 +57,17 @@ impl Job {
     pub fn wants(&self) -> Vec<String> {
         match &self.machine {
             Machine::List(lister) => lister.wants().to_vec(),
-            Machine::Resolve(resolver) => resolver.wants().map(str::to_owned).into_iter().collect(),
+            Machine::Resolve(resolver) => resolver.wants().to_vec(),
         }
     }
 
     /// Whether this level is read with one `readMany` (below the root, when the store has it).
     pub fn batch(&self) -> bool {
-        matches!(&self.machine, Machine::List(lister) if !lister.at_root() && self.store.has_read_many())
+        let level = match &self.machine {
+            Machine::List(lister) => !lister.at_root(),
+            Machine::Resolve(resolver) => resolver.batch(),
+        };
+        level && self.store.has_read_many()
     }
 
     /// Reads in flight at once without `readMany`.
@@ -75,8 +79,8 @@ impl Job {
     /// Calls `read` for the `i`th wanted session: a promise settled as the store's call settles.
     pub fn read(&self, i: usize) -> Promise {
         let session = match &self.machine {
-            Machine::List(lister) => lister.wants().get(i).map(String::as_str),
-            Machine::Resolve(resolver) => resolver.wants().filter(|_| i == 0),
+            Machine::List(lister) => lister.wants().get(i),
+            Machine::Resolve(resolver) => resolver.wants().get(i),
         };
         match session {
             Some(session) => settled(self.store.start_read(session, &self.query)),
@@ -109,11 +113,7 @@ impl Job {
         };
         let answered = match &mut self.machine {
             Machine::List(lister) => lister.answer(reads),
-            Machine::Resolve(resolver) => match reads.map(|mut r| r.pop()) {
-                Ok(Some(read)) => resolver.answer(read),
-                Ok(None) => Ok(()),
-                Err(e) => Err(e),
-            },
+            Machine::Resolve(resolver) => resolver.answer(reads),
         };
         answered.map_err(|e| self.link.error(e))
     }

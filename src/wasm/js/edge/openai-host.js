@@ -280,7 +280,9 @@ export class OpenAIHost {
 
   /** Earlier turns of this member as chat messages (oldest first, at most `historyTurns`). */
   async #priorTurns(turn, signal) {
-    if (this.#history === 'none' || turn.first) return [];
+    // The log says what this member heard and answered (nothing on its first
+    // turn; a fork's inherited turns too): no other signal drops history.
+    if (this.#history === 'none') return [];
     if (this.#history === 'memory') return [...(this.#memory.get(turn.sessionId) ?? [])];
     const events = (await this.#store.read(turn.sessionId, { types: [MESSAGE, TURN_END], signal })) ?? [];
     const current = new Set((turn.input ?? []).map((m) => m.id));
