@@ -791,7 +791,8 @@ test('authority attacks are refused with the right code', async () => {
     [tool('send_message'), { agent: OTHER, message: 'x' }, 'is not a member of this tree'],
     [tool('send_message'), { agent: 'z', message: 'x' }, 'no agent named "z" exists in this tree'],
     [tool('interrupt_agent'), { agent: z.childId }, 'is not a member of this tree'],
-    [tool('task_create'), { title: 't', owner: z.childId }, 'exists in this tree'],
+    // A Session id outside the tree is UNAUTHORIZED for every tool (one answer; issue 41).
+    [tool('task_create'), { title: 't', owner: z.childId }, 'is not a member of this tree'],
     [tool('task_list'), { owner: 'z' }, 'no agent named "z" exists in this tree'],
   ];
   for (const [t, input, text] of outside) {

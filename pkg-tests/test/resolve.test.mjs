@@ -42,13 +42,15 @@ test('a path ending at an external entry resolves; one through it does not', asy
   assert.equal(await resolveName(jsStore(logs()), 'root', 'runner'), 'ext');
   const store = jsStore(logs());
   await rejects(resolveName(store, 'root', 'runner/hidden'), 'UNKNOWN_AGENT');
-  assert.deepEqual(store.calls.read, ['root'], 'an external entry is never read');
+  assert.equal(store.calls.read[0], 'root');
+  assert.ok(!store.calls.read.includes('ext'), 'an external entry is never read, not even by the hint');
 });
 
 test('a missing segment is UNKNOWN_AGENT naming the reference', async () => {
   const store = jsStore(logs());
   const e = await rejects(resolveName(store, 'root', 'reviewer/nobody/deep'), 'UNKNOWN_AGENT', '"reviewer/nobody/deep"');
-  assert.deepEqual(store.calls.read, ['root', 'rev']);
+  // The path's catalogs, then (only for a mistake) the tree's listing for the hint.
+  assert.deepEqual(store.calls.read.slice(0, 3), ['root', 'rev', 'root']);
   await rejects(resolveName(jsStore(logs()), 'root', 'nobody'), 'UNKNOWN_AGENT');
   await rejects(resolveName(jsStore(logs()), 'missing-root', 'reviewer'), 'UNKNOWN_AGENT');
   // Names under an unnamed historical child are not reachable by path.
@@ -96,4 +98,25 @@ test('resolveName validates its arguments', async () => {
   await rejects(resolveName(null, 'root', 'lead'), 'INVALID_ARGUMENT');
   await rejects(resolveName(store, 'root', 'lead', 5), 'INVALID_ARGUMENT');
   await rejects(resolveName(store, 'root', 'lead', { signal: {} }), 'INVALID_ARGUMENT', 'signal');
+});
+
+test('one mistake, one answer: UNKNOWN_AGENT with the closest full names as a hint (issue 41)', async () => {
+  for (const batch of [false, true]) {
+    const store = jsStore(logs(), { batch });
+    const e = await rejects(resolveName(store, 'root', 'reviwer'), 'UNKNOWN_AGENT');
+    assert.equal(e.message, 'no agent named "reviwer" exists in this tree; did you mean `reviewer`?');
+    // A leaf named right under the wrong creator: the full names that end with it.
+    const leaf = await rejects(resolveName(jsStore(logs(), { batch }), 'root', 'checker'), 'UNKNOWN_AGENT');
+    assert.equal(leaf.message, 'no agent named "checker" exists in this tree; did you mean `reviewer/checker`?');
+    const far = await rejects(resolveName(jsStore(logs(), { batch }), 'root', 'zzzzzzzz'), 'UNKNOWN_AGENT');
+    assert.equal(far.message, 'no agent named "zzzzzzzz" exists in this tree', 'nothing close: no hint');
+  }
+});
+
+test("a member's Session id shaped like a name resolves to it; a text that is neither is unknown", async () => {
+  const store = jsStore(logs());
+  assert.equal(await resolveName(store, 'root', 'chk'), 'chk', 'no child is named chk: it is a Session id of the tree');
+  assert.equal(await resolveName(jsStore(logs()), 'root', 'root'), 'root', "the root's own Session id");
+  assert.equal(await resolveName(jsStore(logs()), 'root', 'oldkid'), 'oldkid', 'below an unnamed creator: by id only');
+  await rejects(resolveName(jsStore(logs()), 'root', 'o2'), 'UNKNOWN_AGENT');
 });

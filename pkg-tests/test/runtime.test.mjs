@@ -439,3 +439,42 @@ test('message and turn events follow every member, the root included', async () 
     'turn-end lead completed -> "done by lead"',
   ]);
 });
+
+test('one mistake, one answer: every entry that takes a name says UNKNOWN_AGENT with the same hint, and writes nothing (issue 41)', async () => {
+  const { store, runtime } = setup();
+  const root = await runtime.openRoot({ sessionId: 'root' });
+  const writer = await runtime.startActivation({ provider: 'spawn', parent: root, label: 'Write', prompt: 'p', name: 'writer' });
+  await writer.result;
+  await idle(runtime, root); // the root's turn for the settlement notice
+  const hint = 'no agent named "writr" exists in this tree; did you mean `writer`?';
+  const lengths = async () => [(await store.read('root', {})).length, (await store.read(writer.childId, {})).length];
+  const before = await lengths();
+  const { resolveName } = await import('subagent-tree');
+  const { resolveName: liteResolveName } = await import('subagent-tree/lite');
+  const answers = [
+    ['prompt', () => runtime.prompt(root, 'writr', 'hello')],
+    ['ask', () => runtime.ask(root, 'writr', 'hello')],
+    ['reopen', () => runtime.reopen(root, 'writr')],
+    ['runtime.resolveName', () => runtime.resolveName(root, 'writr')],
+    ['resolveName', () => resolveName(store, 'root', 'writr')],
+    ['lite resolveName', () => liteResolveName(store, 'root', 'writr')],
+  ];
+  for (const [entry, call] of answers) {
+    await assert.rejects(call(), (e) => {
+      assert.equal(e.code, 'UNKNOWN_AGENT', `${entry}: ${e.message}`);
+      assert.equal(e.message, hint, entry);
+      return true;
+    });
+  }
+  const tools = runtime.toolsFor(root);
+  const call = (name, input) => tools.find((t) => t.name === name).call(input);
+  for (const [name, input] of [['send_message', { agent: 'writr', message: 'hi' }], ['interrupt_agent', { agent: 'writr' }]]) {
+    const result = await call(name, input);
+    assert.equal(result.isError, true, name);
+    assert.ok(result.content.includes(hint), `${name}: ${result.content}`);
+  }
+  assert.deepEqual(await lengths(), before, 'nothing written');
+  // A Session id outside the tree is not a name: UNAUTHORIZED, as before; interrupt's absent target is a no-op.
+  await rejects(runtime.prompt(root, '5e550000-0000-4000-8000-000000000099', 'x'), 'UNAUTHORIZED');
+  assert.deepEqual(runtime.interrupt('writr', { kind: 'user' }), { signalled: false });
+});

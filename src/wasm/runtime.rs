@@ -1299,6 +1299,7 @@ export interface AgentTurn {
   readonly name: string;
   readonly parentName?: string;
   readonly cwd: string;
+  /** Whether the member has never run a turn, read from its log: a root reopened after a restart that ran before is not on its first turn (keep its history). */
   readonly first: boolean;
   /** Aborts on interrupt, disposal or drain. */
   readonly signal: AbortSignal;
