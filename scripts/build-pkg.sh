@@ -73,9 +73,13 @@ if [ -n "$dups" ]; then
   exit 1
 fi
 
-# Public types: no loader internals, no DOM or esnext.disposable lib needed.
+# Public types: no loader internals, no DOM or esnext.disposable lib needed;
+# the hand-written type modules (src/wasm/js/types/) beside them, linked in.
+mkdir -p "$OUT/types"
+cp src/wasm/js/types/*.d.ts "$OUT/types/"
+node scripts/public-types.mjs "$OUT/$CRATE.d.ts" types/core.d.ts types/runtime.d.ts
+node scripts/public-types.mjs "$OUT/${CRATE}_lite.d.ts" types/core.d.ts
 for name in "$CRATE" "${CRATE}_lite"; do
-  node scripts/public-types.mjs "$OUT/$name.d.ts"
   rm -f "$OUT/${name}_bg.wasm.d.ts"   # the wasm's raw exports: internals only
 done
 

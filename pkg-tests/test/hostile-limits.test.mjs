@@ -193,5 +193,7 @@ test("children's cwd is confined to the root's directory by default; escapes and
   await out3.result;
   assert.ok(open.host.turns.some((t) => t.cwd === '/etc'));
   await rejects(open.runtime.startActivation({ provider: 'spawn', parent: r3, label: 'x', prompt: 'p', cwd: '\0' }), 'INVALID_ARGUMENT');
+  // A value that is not a boolean is refused, not read as "confine" (issue 42).
+  throws(() => setup({ confineCwd: 'no' }), 'INVALID_ARGUMENT', 'options.confineCwd must be a boolean');
   await rootStillWorks(runtime, host, root);
 });

@@ -17,6 +17,7 @@ import {
   validateName,
 } from 'subagent-tree';
 import type {
+  RuntimeLimits,
   AgentHost,
   AgentRef,
   ContentBlock,
@@ -145,6 +146,13 @@ export async function runtimeTour(signal: AbortSignal): Promise<string[]> {
     },
   };
   const runtime = new SubagentRuntime({ store: new MemoryStore(), host, maxDepth: 2 });
+  // Issue 42: the runtime options the README documents are typed.
+  const limits: RuntimeLimits = { promptBytes: 4 << 20, toolCallsPerReply: 8 };
+  new SubagentRuntime({ store: new MemoryStore(), host, limits, confineCwd: false, recovery: 'rerun' });
+  // @ts-expect-error: no limit is named promptByte
+  new SubagentRuntime({ store: new MemoryStore(), host, limits: { promptByte: 1 } });
+  // @ts-expect-error: confineCwd is a boolean
+  new SubagentRuntime({ store: new MemoryStore(), host, confineCwd: 'no' });
   const lead: Agent = await runtime.openRoot();
   await runtime.openRoot({ sessionId: 'r2', cwd: '/' });
   const child: LocalActivation = await runtime.startActivation({ provider: 'spawn', parent: lead, label: 'L', prompt: 'p' });

@@ -1,0 +1,129 @@
+// subagent-tree: the types every entry shares (names, catalog, listing,
+// stores, errors). The package's generated `subagent_tree.d.ts` and
+// `subagent_tree_lite.d.ts` import and re-export them (scripts/public-types.mjs);
+// the build copies this file to `types/core.d.ts`.
+/** Every code a `SubagentError` can carry. */
+export type SubagentErrorCode =
+  | "NO_PROVIDER"
+  | "DUPLICATE_PROVIDER"
+  | "UNSUPPORTED_CAPABILITY"
+  | "CONTINUATION_UNAVAILABLE"
+  | "PERSISTENCE_UNAVAILABLE"
+  | "UNAUTHORIZED"
+  | "DRAINING"
+  | "ACTIVATION_CLOSING"
+  | "ACTIVATION_LIMIT_REACHED"
+  | "ACTIVATION_TEARDOWN_FAILED"
+  | "DUPLICATE_CHILD"
+  | "NOT_RESUMABLE"
+  | "NOT_CONTINUABLE"
+  | "INPUT_CLOSED"
+  | "PARENT_UNAVAILABLE"
+  | "CANCELLED"
+  | "DEPTH_EXCEEDED"
+  | "INVALID_NAME"
+  | "DUPLICATE_NAME"
+  | "UNKNOWN_AGENT"
+  | "CORRUPT_CATALOG"
+  | "INVALID_ARGUMENT"
+  | "APPEND_CONFLICT"
+  | "LIMIT_EXCEEDED";
+
+/** JSON data, as event payloads hold it. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** One event of a session's append-only log; `seq` counts from 0 without gaps. */
+export interface SessionEvent {
+  seq: number;
+  type: string;
+  payload: JsonValue;
+}
+
+/** How a child runs: `unknown` marks a historical child that can be listed but never continued. */
+export type CatalogMode = "one-shot" | "continuable" | "external" | "unknown";
+
+/** One child in its parent's catalog. */
+export interface CatalogEntry {
+  id: string;
+  createdAt: number;
+  mode: CatalogMode;
+  label?: string;
+  name?: string;
+}
+
+/** A listed descendant. `path` is its full name from the requested root, when every member on the way is named. */
+export interface ChildRow {
+  kind: "child";
+  id: string;
+  parentId: string;
+  depth: number;
+  mode: CatalogMode;
+  label?: string;
+  name?: string;
+  path?: string;
+  hasChildren: boolean;
+}
+
+export type DiagnosticReason = "corrupt" | "unavailable" | "unsupported";
+
+/** A branch that could not be shown: `corrupt` data, an `unavailable` session, or an `unsupported` (unknown-mode) entry. */
+export interface DiagnosticRow {
+  kind: "diagnostic";
+  id: string;
+  parentId: string;
+  depth: number;
+  reason: DiagnosticReason;
+}
+
+export type Row = ChildRow | DiagnosticRow;
+
+/** What a reference names: the root, a full name, or (anything else) a Session id. */
+export type AgentRef =
+  | { kind: "lead" }
+  | { kind: "path"; segments: string[] }
+  | { kind: "session"; id: string };
+
+/** A value or a Promise of it: store methods may return either, reject, or throw. */
+export type MaybePromise<T> = T | PromiseLike<T>;
+
+export interface ReadOptions {
+  /** Only events of these types (stores may ignore this; readers filter again). */
+  types?: string[];
+  /** Only events with `seq >= fromSeq`. */
+  fromSeq?: number;
+  /** The caller's cancellation, passed through so a store can stop real I/O. */
+  signal?: AbortSignal;
+}
+
+export interface ReadManyOptions {
+  types?: string[];
+  signal?: AbortSignal;
+}
+
+/**
+ * Session log storage supplied by the host. `read` resolves to the session's
+ * events or `null` when the session does not exist. `readMany`, when present,
+ * answers one result per id, in order: events, `null`, or an `Error` for that id.
+ *
+ * Reads may overlap: without `readMany`, listing calls `read` for up to 64
+ * sessions of one tree level before the first answers (each session once),
+ * so a tree of depth d costs d + 1 round trips of latency with either method.
+ */
+export interface SessionStore {
+  append(sessionId: string, events: SessionEvent[]): MaybePromise<unknown>;
+  read(sessionId: string, options: ReadOptions): MaybePromise<SessionEvent[] | null | undefined>;
+  readMany?(
+    sessionIds: string[],
+    options: ReadManyOptions,
+  ): MaybePromise<Array<SessionEvent[] | null | undefined | Error>>;
+  flush?(sessionId: string): MaybePromise<unknown>;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface ProjectCatalogOptions {
+  /** Events with `seq` below this were inherited by a fork and are ignored (default 0). */
+  inheritedEventCount?: number;
+}

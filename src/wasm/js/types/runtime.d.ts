@@ -1,0 +1,419 @@
+// subagent-tree: the live runtime's types (full entry only). The generated
+// `subagent_tree.d.ts` imports and re-exports them (scripts/public-types.mjs);
+// the build copies this file to `types/runtime.d.ts`.
+import type { Agent } from '../index.js';
+import type { JsonValue, SessionEvent, CatalogMode, CatalogEntry, Row, SessionStore } from './core.js';
+
+/** Text content: what hosts return, what tools and notices read. */
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+
+/** Image content: base64 `data` of `mimeType` (the host's model must accept image input). */
+export interface ImageBlock {
+  type: 'image';
+  data: string;
+  mimeType: string;
+}
+
+/**
+ * A content block, narrowed on `type`. (The runtime stores and passes on any
+ * object with a string `type` unchanged and reads only `text` blocks; these
+ * are the blocks the seeds name.)
+ */
+export type ContentBlock = TextBlock | ImageBlock;
+
+/** Why a run ended; open to more reasons. */
+export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | (string & {});
+
+/** The terminal outcome of a run. */
+export interface SubagentResult {
+  output: ContentBlock[];
+  stopReason: SubagentStopReason;
+  structured?: JsonValue;
+  /** Non-assistant failure detail, at most 4096 UTF-8 bytes. */
+  diagnostic?: string;
+}
+
+/**
+ * A started child. `dispose()` returns the same promise on every call. The
+ * child's identity is `childId`, its Session id (a model sees it as
+ * `subagentId`; listings call it `id`).
+ */
+export interface SubagentActivation {
+  readonly childId: string;
+  /** Full name: `reviewer/checker`, or the Session id below an unnamed creator. */
+  readonly name: string;
+  /** The accepted initial message (local children). */
+  readonly messageId?: string;
+  readonly result: Promise<SubagentResult>;
+  /** The child's live handle (local children). */
+  readonly agent?: Agent;
+  dispose(): Promise<void>;
+}
+
+/** The activation of a local child (the built-in `spawn` and `fork`, or a provider with `prepareContinuable`). */
+export interface LocalActivation extends SubagentActivation {
+  readonly messageId: string;
+  readonly agent: Agent;
+}
+
+export interface SubagentCapabilities {
+  readonly agentOptions: boolean;
+  readonly agentPreset: boolean;
+  readonly outputSchema: boolean;
+  readonly depthLimit: boolean;
+}
+
+/** What `prepareContinuable` receives. */
+export interface ContinuableCreateRequest {
+  readonly cwd: string;
+  readonly sessionId: string;
+  readonly parent: Agent;
+  readonly signal: AbortSignal;
+}
+
+/** What `start` receives. */
+export interface ResolvedSubagentStartRequest {
+  readonly cwd: string;
+  readonly agentPreset?: string;
+  readonly label: string;
+  readonly prompt: ContentBlock[];
+  readonly parent: Agent;
+  readonly signal: AbortSignal;
+  readonly agentOptions?: JsonValue;
+  readonly outputSchema?: JsonValue;
+  readonly maxDepth?: number;
+}
+
+/**
+ * An external execution handle. `dispose()` cancels remaining work and reaches
+ * quiescence, so `result` must have settled once `dispose()` has: the
+ * activation's teardown (and a drain of its tree) waits for it.
+ */
+export interface SubagentRun {
+  readonly id: string;
+  readonly result: SubagentResult | Promise<SubagentResult>;
+  dispose(): unknown;
+}
+
+/** A registered transport for running children. */
+export interface SubagentProvider {
+  readonly name: string;
+  readonly capabilities: SubagentCapabilities;
+  readonly inheritsParentContext: boolean;
+  readonly agentRouteDefaults?: { provider: string; model: string };
+  prepareContinuable?(request: ContinuableCreateRequest): { seed?: SessionEvent[] } | undefined | Promise<{ seed?: SessionEvent[] } | undefined>;
+  start?(request: ResolvedSubagentStartRequest): SubagentRun | Promise<SubagentRun>;
+}
+
+/** Where a message came from: an agent's words or the runtime's account of a settled child. */
+export type MessageSource =
+  | { kind: 'user' }
+  | { kind: 'agent-message'; form: 'relay'; senderSessionId: string; senderName: string }
+  | {
+      kind: 'subagent-settled';
+      form: 'notice';
+      summary: string;
+      stopReason: SubagentStopReason;
+      senderSessionId: string;
+      senderName: string;
+      structured?: JsonValue;
+      diagnostic?: string;
+    };
+
+export interface InboxMessage {
+  id: string;
+  source: MessageSource;
+  content: ContentBlock[];
+  delivery: 'queue' | 'steer';
+  /** Model-ready text: agents' messages framed as data, naming the sender by full name. */
+  text: string;
+}
+
+/** What a tool call resolves to; refusals are `isError` results, never exceptions. */
+export interface ToolResult {
+  /** Model-ready text (JSON for structured results). */
+  content: string;
+  isError: boolean;
+  structured?: JsonValue;
+}
+
+/** A tool as handed to a model. */
+export interface Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: JsonValue;
+  call(input: unknown, options?: { signal?: AbortSignal }): Promise<ToolResult>;
+}
+
+/** One turn of a local member, as the host sees it. */
+export interface AgentTurn {
+  readonly sessionId: string;
+  readonly rootId: string;
+  /** Full name: `lead`, `reviewer/checker`, or the Session id. */
+  readonly name: string;
+  readonly parentName?: string;
+  readonly cwd: string;
+  /** Whether the member has never run a turn, read from its log: a root reopened after a restart that ran before is not on its first turn (keep its history). */
+  readonly first: boolean;
+  /** Aborts on interrupt, disposal or drain. */
+  readonly signal: AbortSignal;
+  readonly input: InboxMessage[];
+  /** Model-ready input texts, then return guidance on a local child's first turn. */
+  readonly inputText: string[];
+  /** Identity runtime context: this member's full name and its creator's. */
+  readonly context: string;
+  readonly guidance?: string;
+  readonly outputSchema?: JsonValue;
+  /** The runtime's `limits.toolCallsPerReply`: a model host runs no reply that asks for more tool calls. */
+  readonly toolCallsPerReply: number;
+  readonly agent: Agent;
+  /** The member's model-facing tools. */
+  readonly tools: Tool[];
+  /** Messages steered in since the last call: call at each step of the model loop. */
+  takeSteered(): InboxMessage[];
+  /**
+   * Waits until a steered message is pending (then `takeSteered()` it), the
+   * turn is signalled (`aborted`) or over (`ended`), or the rest of the tree
+   * is quiet: every other member idle or itself waiting (`quiet`), so no
+   * message can come except from the caller. Of several waiting turns, the
+   * one that began waiting first goes on; the next once that one is idle or
+   * waiting again. Never resolves on a timer.
+   */
+  waitForSteered(): Promise<TurnWaitEnd>;
+  /** As `waitForSteered`, but steered messages do not end the wait (they stay pending). */
+  waitForInterrupt(): Promise<Exclude<TurnWaitEnd, 'steered'>>;
+}
+
+/** Why a turn's `waitForSteered` / `waitForInterrupt` ended. */
+export type TurnWaitEnd = 'steered' | 'aborted' | 'quiet' | 'ended';
+
+/** What a turn produced. */
+export interface AgentTurnOutcome {
+  stopReason?: SubagentStopReason;
+  /** Assistant messages in order; the output is the last non-empty one. */
+  messages?: (string | ContentBlock[])[];
+  /** The accumulated assistant text stream (used when no message has content). */
+  text?: string;
+  structured?: JsonValue;
+  diagnostic?: string;
+  usage?: JsonValue;
+}
+
+/** Runs turns of local members: the model loop belongs to the host. */
+export interface AgentHost {
+  runTurn(turn: AgentTurn): AgentTurnOutcome | undefined | Promise<AgentTurnOutcome | undefined>;
+  /** Releases host resources when a member leaves residency. */
+  release?(sessionId: string): unknown;
+}
+
+export interface RuntimeInit {
+  store: SessionStore;
+  host: AgentHost;
+  /** Deepest child depth (the root is 0). Default 1. */
+  maxDepth?: number;
+  /** Live children per root tree; the root takes no slot. Default 8. */
+  capacity?: number;
+  defaultCwd?: string;
+  /** Register the built-in `spawn` and `fork` providers. Default true. */
+  builtinProviders?: boolean;
+  /** Clock in ms (deterministic tests). */
+  now?: () => number;
+  /** Id source (deterministic tests); default random UUIDs. */
+  newId?: (kind: 'session' | 'message') => string;
+  /**
+   * What opening a root does about work a stopped host left behind. A turn that
+   * started and never ended is always recorded as ended (`error`, with a
+   * diagnostic) when its member is next resident. `'report'` (default): opening
+   * a root resumes members with such a turn or unread input; a lost turn's input
+   * counts as answered by the failure, and the creator is told. `'rerun'`: as
+   * report, but the lost turn's input runs again (the root's too). `'off'`: no
+   * scan at open; members recover when next resumed.
+   */
+  recovery?: 'report' | 'rerun' | 'off';
+  /** Overrides of the configurable limits (each within its range, else `INVALID_ARGUMENT`). */
+  limits?: RuntimeLimits;
+  /**
+   * Confine children's `cwd` to the root's directory (`/`, `/etc` or `../..`
+   * from a root at `/work` are `UNAUTHORIZED`). Default true; a NUL stays refused.
+   */
+  confineCwd?: boolean;
+}
+
+/**
+ * The configurable limits, in UTF-8 bytes (every string and key, plus one per
+ * value) or counts. A value over one is `LIMIT_EXCEEDED`, naming it.
+ */
+export interface RuntimeLimits {
+  /** A label. Default 1 KiB; 64 B - 64 KiB. */
+  labelBytes?: number;
+  /** A child's prompt. Default 1 MiB; 1 KiB - 16 MiB. */
+  promptBytes?: number;
+  /** A message. Default 1 MiB; 1 KiB - 16 MiB. */
+  messageBytes?: number;
+  /** Content blocks per prompt or message. Default 256; 1 - 4096. */
+  contentBlocks?: number;
+  /** A host's turn outcome, a run result, a seed event. Default 4 MiB; 64 KiB - 32 MiB. */
+  eventPayloadBytes?: number;
+  /** Tool calls a model host runs from one reply. Default 64; 1 - 1024. */
+  toolCallsPerReply?: number;
+}
+
+export interface OpenRootOptions {
+  sessionId?: string;
+  cwd?: string;
+}
+
+export interface ActivationSpec {
+  provider: string;
+  label: string;
+  prompt: string | ContentBlock[];
+  parent: Agent;
+  delivery?: 'parent' | 'caller';
+  name?: string;
+  childId?: string;
+  signal?: AbortSignal;
+  cwd?: string;
+  agentPreset?: string;
+  agentOptions?: JsonValue;
+  outputSchema?: JsonValue;
+  maxDepth?: number;
+}
+
+export interface PromptOptions {
+  delivery?: 'queue' | 'steer';
+  signal?: AbortSignal;
+}
+
+/**
+ * `{kind:'user'}` addresses a Session id; `{kind:'user', root}` also resolves
+ * full names in that root's tree; `{kind:'ancestor', agent}` is an exact live
+ * ancestor of the target (names resolve in its tree).
+ */
+export type InterruptAuthority = { kind: 'user'; root?: Agent } | { kind: 'ancestor'; agent: Agent };
+
+/** What `interrupt` did: whether a running turn (or external run) was signalled to stop. */
+export interface InterruptReceipt {
+  readonly signalled: boolean;
+}
+
+/**
+ * A member reopened under its root: a live handle, held resident until `release()`,
+ * unless a drain stops it or its log cannot be written (it then ends in error).
+ * `reopen` refuses with `DRAINING` while the member's tree drains, and with
+ * `ACTIVATION_CLOSING` while a creator of it is being disposed.
+ */
+export interface HeldMember {
+  readonly agent: Agent;
+  /** Ends the hold (idempotent); an idle member with nothing owned then settles as usual. */
+  release(): void;
+}
+
+/** What `ask` resolves with once the message is accepted. */
+export interface AskReceipt {
+  readonly messageId: string;
+  /** The result of the turn that consumes the message (queued or steered in). */
+  readonly answer: Promise<SubagentResult>;
+}
+
+export interface SubagentMemberNames {
+  readonly self: string;
+  readonly parent?: string;
+}
+
+/** A listing row with live activity (`running` says nothing about task completion). */
+/**
+ * `state`, on a resident member that is not running: `idle` (waiting for input) or
+ * `parked` (an interrupt left unread input waiting for the next message).
+ */
+export type LiveRow = Row & { activity: 'running' | 'inactive'; state?: 'idle' | 'parked' };
+
+/** `subagent/start`: a child's run began (a first start or a cold resume). */
+export interface SubagentStartEvent {
+  provider: string;
+  /** The child's Session id (its `childId`). */
+  id: string;
+  parentSessionId: string;
+  rootSessionId: string;
+  /** The child's full name. */
+  name: string;
+  label: string;
+  mode: CatalogMode;
+}
+
+/** `subagent/end`: a child's run settled and left residency. */
+export interface SubagentEndEvent extends SubagentStartEvent {
+  stopReason: SubagentStopReason;
+  /** Teardown failed: the captured result is kept and `dispose()` rejects. */
+  error?: string;
+}
+
+/** `subagent/catalog`: a child entry was committed to its parent's log. */
+export interface SubagentCatalogEvent {
+  rootSessionId: string;
+  parentSessionId: string;
+  entry: CatalogEntry;
+}
+
+/** `subagent/message`: a message was accepted (durable) into a member's inbox. */
+export interface SubagentMessageEvent {
+  rootSessionId: string;
+  sessionId: string;
+  /** The recipient's full name. */
+  name: string;
+  messageId: string;
+  kind: 'user' | 'agent-message' | 'subagent-settled';
+}
+
+/** `subagent/turn`: a member's turn started or ended (the root's too). */
+export interface SubagentTurnEvent {
+  rootSessionId: string;
+  sessionId: string;
+  name: string;
+  phase: 'start' | 'end';
+  /** On `end`: how the turn ended. */
+  stopReason?: SubagentStopReason;
+  /** On `end`: the turn's final output as text (what its `turn/end` records), absent when it produced none. */
+  output?: string;
+  /** On `end`, `true` when the turn was interrupted and the member's unread input waits for the next message. */
+  parked?: boolean;
+}
+
+/** What each `on(type)` listener receives: `provider-added` the registered provider, `provider-removed` its name. */
+export interface RuntimeEventMap {
+  'subagent/start': SubagentStartEvent;
+  'subagent/end': SubagentEndEvent;
+  'subagent/catalog': SubagentCatalogEvent;
+  'subagent/message': SubagentMessageEvent;
+  'subagent/turn': SubagentTurnEvent;
+  'subagent/provider-added': SubagentProvider;
+  'subagent/provider-removed': string;
+}
+
+export type RuntimeEventType = keyof RuntimeEventMap;
+
+export interface OnOptions {
+  /** Only events of this root's tree (its Session id). */
+  root?: string;
+}
+
+// Methods declared here rather than generated (they need overloads or a type
+// parameter): merged into the generated `SubagentRuntime` class.
+declare module '../subagent_tree.js' {
+  interface SubagentRuntime {
+    /**
+     * Starts a child (see the README for the check order). With a built-in
+     * local provider (`spawn`, `fork`) the activation carries the child's
+     * `agent` handle and initial `messageId`.
+     */
+    startActivation(spec: ActivationSpec & { provider: 'spawn' | 'fork' }): Promise<LocalActivation>;
+    startActivation(spec: ActivationSpec): Promise<SubagentActivation>;
+    /**
+     * Subscribes to one lifecycle event type, optionally of one tree root; the
+     * listener's argument is typed by `type`. Returns the unsubscriber.
+     */
+    on<K extends RuntimeEventType>(type: K, listener: (event: RuntimeEventMap[K]) => void, options?: OnOptions): () => void;
+  }
+}
