@@ -29,7 +29,8 @@ node --test --test-reporter=spec test/*.test.mjs
 
 node --test --test-reporter=spec web/*.test.mjs  # issue 5: the Web client (<subagent-tree>, IndexedDB store, TreeLock, demo page) in headless Chromium
 
-echo "== tsc --noEmit --strict (types/consumer.ts: DOM config, then Node-only config)"
+echo "== tsc --noEmit --strict (types/consumer.ts: DOM config, then Node-only config; types-bare: neither)"
 node_modules/.bin/tsc -p types
 node_modules/.bin/tsc -p types/tsconfig.node.json
+node_modules/.bin/tsc -p types-bare  # issue 42: the README's claim, lib es2022 alone
 echo "pkg-tests: all passed"

@@ -478,3 +478,34 @@ test('one mistake, one answer: every entry that takes a name says UNKNOWN_AGENT 
   await rejects(runtime.prompt(root, '5e550000-0000-4000-8000-000000000099', 'x'), 'UNAUTHORIZED');
   assert.deepEqual(runtime.interrupt('writr', { kind: 'user' }), { signalled: false });
 });
+
+test("one call shape (issue 42): startActivation defaults to 'spawn'; { signal } and the deprecated bare signal both work", async () => {
+  const { runtime, host } = setup();
+  const root = await runtime.openRoot({ sessionId: 'root' });
+  const child = await runtime.startActivation({ parent: root, label: 'Write', prompt: 'p', name: 'writer' });
+  assert.ok(child.agent instanceof Agent, 'a local activation, with its handle');
+  await child.result;
+  await idle(runtime, root);
+  assert.ok(host.turns.some((t) => t.name === 'writer'));
+  const info = await new Promise((resolve) => {
+    const off = runtime.on('subagent/start', (e) => {
+      off();
+      resolve(e);
+    });
+    runtime.startActivation({ parent: root, label: 'Check', prompt: 'p', name: 'checker' });
+  });
+  assert.equal(info.provider, 'spawn');
+  await rejects(runtime.startActivation({ provider: 7, parent: root, label: 'x', prompt: 'p' }), 'INVALID_ARGUMENT');
+  const { signal } = new AbortController();
+  for (const options of [{ signal }, signal, undefined]) {
+    assert.deepEqual((await runtime.listDescendants('root', options)).map((r) => r.path), ['writer', 'checker']);
+    assert.equal(await runtime.resolveName(root, 'writer', options), child.childId);
+    const held = await runtime.reopen(root, 'writer', options);
+    held.release();
+  }
+  await runtime.waitForQuiescence(root, { signal });
+  await runtime.waitForQuiescence(root, signal);
+  const aborted = AbortSignal.abort('stop');
+  await rejects(runtime.resolveName(root, 'writer', { signal: aborted }), 'CANCELLED');
+  await rejects(runtime.listDescendants('root', aborted), 'CANCELLED');
+});

@@ -158,6 +158,14 @@ export async function runtimeTour(signal: AbortSignal): Promise<string[]> {
   const child: LocalActivation = await runtime.startActivation({ provider: 'spawn', parent: lead, label: 'L', prompt: 'p' });
   const grandchild = await runtime.startActivation({ provider: 'fork', parent: child.agent, label: 'L', prompt: [{ type: 'text', text: 'p' }] });
   const viaOther: SubagentActivation = await runtime.startActivation({ provider: 'mine', parent: lead, label: 'L', prompt: 'p' });
+  // Issue 42: the provider defaults to 'spawn', so a spec without one is a local activation with its handle.
+  const byDefault: LocalActivation = await runtime.startActivation({ parent: lead, label: 'L', prompt: 'p' });
+  void byDefault.agent;
+  // One call shape: a trailing options object, `{ signal }` (the bare signal is a deprecated overload).
+  await runtime.resolveName(lead, 'reviewer', { signal });
+  await runtime.waitForQuiescence(lead, { signal });
+  const held = await runtime.reopen(lead, 'reviewer', { signal });
+  held.release();
   const result: SubagentResult = await grandchild.result;
   const out: string[] = result.output.map((b: ContentBlock) => (b.type === 'text' ? b.text : b.mimeType));
   const rows: LiveRow[] = await runtime.listDescendants(lead.sessionId);

@@ -353,7 +353,7 @@ fn provider_to_js(provider: &Rc<dyn Provider>) -> JsValue {
     Object::freeze(&obj).into()
 }
 
-/// `signal` given either as an AbortSignal or as `{ signal }`.
+/// `options` as `{ signal }`, or (deprecated until the next minor release) the AbortSignal itself.
 fn link_signal_or_options(value: Option<JsValue>, what: &str) -> Result<Link> {
     let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else { return Ok(Link::none()) };
     let is_signal =
@@ -714,7 +714,11 @@ impl JsRuntime {
         if !is_objectish(spec) {
             return Err(invalid(format!("startActivation needs a spec object, not {}", describe(spec))));
         }
-        let provider = string_arg(&get(spec, "provider", what)?, "spec.provider")?;
+        // The built-in fresh-context provider unless another is named.
+        let provider = match get(spec, "provider", what)? {
+            v if v.is_undefined() => "spawn".to_owned(),
+            v => string_arg(&v, "spec.provider")?,
+        };
         let label = string_arg(&get(spec, "label", what)?, "spec.label")?;
         let parent_js = get(spec, "parent", what)?;
         let parent = self.agent(&parent_js, "parent")?;
@@ -867,7 +871,7 @@ impl JsRuntime {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] target: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "AbortSignal | CallOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> Promise {
         let parsed = (|| -> Result<_> {
             Ok((self.agent(&root, "root")?, id_arg(&target, "target")?, link_signal_or_options(options, "options")?))
@@ -894,7 +898,7 @@ impl JsRuntime {
     pub fn wait_for_quiescence(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "AbortSignal | CallOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> Promise {
         let parsed =
             (|| -> Result<_> { Ok((self.agent(&root, "root")?, link_signal_or_options(options, "options")?)) })();
@@ -983,10 +987,14 @@ impl JsRuntime {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Agent")] caller: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "AbortSignal | CallOptions")] signal: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> Promise {
         let parsed = (|| -> Result<_> {
-            Ok((self.agent(&caller, "caller")?, string_arg(&text, "name")?, link_signal_or_options(signal, "signal")?))
+            Ok((
+                self.agent(&caller, "caller")?,
+                string_arg(&text, "name")?,
+                link_signal_or_options(options, "options")?,
+            ))
         })();
         let (caller, text, link) = match parsed {
             Ok(p) => p,
@@ -1004,10 +1012,10 @@ impl JsRuntime {
     pub fn list_descendants(
         &self,
         #[wasm_bindgen(js_name = rootSessionId, unchecked_param_type = "string")] root_session_id: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "AbortSignal | CallOptions")] signal: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> Promise {
         let parsed = (|| -> Result<_> {
-            Ok((id_arg(&root_session_id, "rootSessionId")?, link_signal_or_options(signal, "signal")?))
+            Ok((id_arg(&root_session_id, "rootSessionId")?, link_signal_or_options(options, "options")?))
         })();
         let (root, link) = match parsed {
             Ok(p) => p,

@@ -2,7 +2,7 @@
 // `subagent_tree.d.ts` is wasm-bindgen's output with the loader's internals
 // (the raw wasm exports, the synchronous loader, the classes' manual memory
 // release) removed by scripts/public-types.mjs, so these types need neither
-// the DOM lib nor `esnext.disposable`.
+// the DOM lib, `@types/node` nor `esnext.disposable` (pkg-tests/types-bare).
 /**
  * Names, catalogs, listing and the live subagent runtime. Every entry (Node, workerd, browsers and bundlers) has these types.
  *
@@ -16,8 +16,11 @@ export type ResponseLike = typeof globalThis extends { Response: { prototype: in
 /** A `WebAssembly.Module`, where the environment's types have one (DOM, workers). */
 export type WasmModuleLike = typeof globalThis extends { WebAssembly: { Module: { prototype: infer M } } } ? M : never;
 
+/** A `URL`, where the environment's types have one (DOM, `@types/node`, workers). */
+export type URLLike = typeof globalThis extends { URL: { prototype: infer U } } ? U : never;
+
 /** Where `init` may load the module from: a URL, its bytes, a fetch `Response` or a compiled module. */
-export type InitInput = string | URL | ArrayBuffer | ArrayBufferView | ResponseLike | WasmModuleLike;
+export type InitInput = string | URLLike | ArrayBuffer | ArrayBufferView | ResponseLike | WasmModuleLike;
 
 /**
  * Instantiates the WebAssembly module. Every entry already does this on

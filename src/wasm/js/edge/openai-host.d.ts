@@ -4,7 +4,26 @@
  *
  * @module subagent-tree/openai-host
  */
-import type { AgentHost, AgentTurn, AgentTurnOutcome, SessionStore } from '../index.js';
+import type { AbortSignalLike, AgentHost, AgentTurn, AgentTurnOutcome, SessionStore } from '../index.js';
+
+/** What the host calls `fetch` with (a `RequestInit` where the platform declares one). */
+export interface OpenAIFetchInit {
+  method: 'POST';
+  headers: Record<string, string>;
+  body: string;
+  signal: AbortSignalLike;
+}
+
+/** What `fetch` resolves to: the platform's `Response` where declared, else the part of one the host reads. */
+export type OpenAIFetchResponse = typeof globalThis extends { Response: { prototype: infer R } }
+  ? R
+  : {
+      readonly ok: boolean;
+      readonly status: number;
+      readonly headers: { get(name: string): string | null };
+      json(): Promise<unknown>;
+      readonly body?: { cancel?(): unknown } | null;
+    };
 
 export interface OpenAIHostOptions {
   /** e.g. `https://api.openai.com/v1`, `https://api.deepseek.com`; requests go to `<baseUrl>/chat/completions`. */
@@ -14,7 +33,7 @@ export interface OpenAIHostOptions {
   /** e.g. `gpt-4o-mini`, `deepseek-chat`. */
   model: string;
   /** The fetch to use (default the global `fetch`). */
-  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  fetch?: (input: string, init: OpenAIFetchInit) => Promise<OpenAIFetchResponse>;
   /** Model requests per turn before it ends with `error` (default 16). */
   maxSteps?: number;
   /**

@@ -56,4 +56,6 @@ export declare class FileStore {
   length(sessionId: string): Promise<number | null>;
   /** Every session id with a log in the directory, sorted. */
   sessionIds(): Promise<string[]>;
+  /** Releases the directory (its lock file) once the appends in flight settle; later appends reject. */
+  close(): Promise<void>;
 }

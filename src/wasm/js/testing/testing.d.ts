@@ -7,7 +7,7 @@
  *
  * @module subagent-tree/testing
  */
-import type { Agent, AgentHost, AgentTurn, AgentTurnOutcome, JsonValue, SessionEvent, SessionStore, SubagentRuntime, SubagentStopReason } from '../index.js';
+import type { AbortSignalLike, Agent, AgentHost, AgentTurn, AgentTurnOutcome, JsonValue, SessionEvent, SessionStore, SubagentRuntime, SubagentStopReason } from '../index.js';
 
 /** Every code a `TestingError` can carry. */
 export type TestingErrorCode =
@@ -165,7 +165,7 @@ export declare function parseCassette(cassette: string | CassetteRecord[]): Map<
 export declare function firstDifference(recorded: unknown, now: unknown, path?: string): string | undefined;
 
 /** Resolves once the whole tree is quiet, then calls each host's `check()`. */
-export declare function settle(runtime: SubagentRuntime, root: Agent, options?: { hosts?: readonly { check?(): void }[]; signal?: AbortSignal }): Promise<void>;
+export declare function settle(runtime: SubagentRuntime, root: Agent, options?: { hosts?: readonly { check?(): void }[]; signal?: AbortSignalLike }): Promise<void>;
 
 /** A stable text of the tree: full names, labels, mode, activity, last stop reason and output. */
 export declare function snapshotTree(runtime: SubagentRuntime, store: SessionStore, root: Agent | string, options?: { maxOutput?: number }): Promise<string>;
@@ -184,10 +184,10 @@ export interface TreeBundle {
 }
 
 /** Reads every log of the tree under `rootId`. */
-export declare function exportTree(store: SessionStore, rootId: string, options?: { signal?: AbortSignal }): Promise<TreeBundle>;
+export declare function exportTree(store: SessionStore, rootId: string, options?: { signal?: AbortSignalLike }): Promise<TreeBundle>;
 
 /** Writes a bundle (or its JSON text) into a store without those sessions: checked whole first, root written last. */
-export declare function importTree(store: SessionStore, bundle: TreeBundle | string, options?: { signal?: AbortSignal }): Promise<{ rootId: string; sessions: number }>;
+export declare function importTree(store: SessionStore, bundle: TreeBundle | string, options?: { signal?: AbortSignalLike }): Promise<{ rootId: string; sessions: number }>;
 
 /** Every log of a tree as one canonical JSON-lines text, for byte-for-byte comparisons. */
 export declare function treeLogText(store: SessionStore, rootId: string): Promise<string>;

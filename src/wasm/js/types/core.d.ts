@@ -29,6 +29,21 @@ export type SubagentErrorCode =
   | "APPEND_CONFLICT"
   | "LIMIT_EXCEEDED";
 
+/**
+ * A cancellation signal: the platform's `AbortSignal` where the project's
+ * types declare one (the DOM lib, `@types/node`, Cloudflare's workers types),
+ * else the part of one the package reads. So these types need neither the DOM
+ * lib nor `@types/node`.
+ */
+export type AbortSignalLike = typeof globalThis extends { AbortSignal: { prototype: infer S } }
+  ? S
+  : {
+      readonly aborted: boolean;
+      readonly reason?: unknown;
+      addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+      removeEventListener(type: 'abort', listener: () => void): void;
+    };
+
 /** JSON data, as event payloads hold it. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -92,12 +107,12 @@ export interface ReadOptions {
   /** Only events with `seq >= fromSeq`. */
   fromSeq?: number;
   /** The caller's cancellation, passed through so a store can stop real I/O. */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 export interface ReadManyOptions {
   types?: string[];
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 /**
@@ -120,7 +135,7 @@ export interface SessionStore {
 }
 
 export interface CallOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 export interface ProjectCatalogOptions {

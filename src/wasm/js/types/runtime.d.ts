@@ -2,7 +2,7 @@
 // `subagent_tree.d.ts` imports and re-exports them (scripts/public-types.mjs);
 // the build copies this file to `types/runtime.d.ts`.
 import type { Agent } from '../index.js';
-import type { JsonValue, SessionEvent, CatalogMode, CatalogEntry, Row, SessionStore } from './core.js';
+import type { AbortSignalLike, JsonValue, SessionEvent, CatalogMode, CatalogEntry, Row, SessionStore } from './core.js';
 
 /** Text content: what hosts return, what tools and notices read. */
 export interface TextBlock {
@@ -71,7 +71,7 @@ export interface ContinuableCreateRequest {
   readonly cwd: string;
   readonly sessionId: string;
   readonly parent: Agent;
-  readonly signal: AbortSignal;
+  readonly signal: AbortSignalLike;
 }
 
 /** What `start` receives. */
@@ -81,7 +81,7 @@ export interface ResolvedSubagentStartRequest {
   readonly label: string;
   readonly prompt: ContentBlock[];
   readonly parent: Agent;
-  readonly signal: AbortSignal;
+  readonly signal: AbortSignalLike;
   readonly agentOptions?: JsonValue;
   readonly outputSchema?: JsonValue;
   readonly maxDepth?: number;
@@ -145,7 +145,7 @@ export interface Tool {
   readonly name: string;
   readonly description: string;
   readonly inputSchema: JsonValue;
-  call(input: unknown, options?: { signal?: AbortSignal }): Promise<ToolResult>;
+  call(input: unknown, options?: { signal?: AbortSignalLike }): Promise<ToolResult>;
 }
 
 /** One turn of a local member, as the host sees it. */
@@ -159,7 +159,7 @@ export interface AgentTurn {
   /** Whether the member has never run a turn, read from its log: a root reopened after a restart that ran before is not on its first turn (keep its history). */
   readonly first: boolean;
   /** Aborts on interrupt, disposal or drain. */
-  readonly signal: AbortSignal;
+  readonly signal: AbortSignalLike;
   readonly input: InboxMessage[];
   /** Model-ready input texts, then return guidance on a local child's first turn. */
   readonly inputText: string[];
@@ -267,14 +267,15 @@ export interface OpenRootOptions {
 }
 
 export interface ActivationSpec {
-  provider: string;
+  /** A registered provider's name. Default `'spawn'` (the built-in fresh-context local provider). */
+  provider?: string;
   label: string;
   prompt: string | ContentBlock[];
   parent: Agent;
   delivery?: 'parent' | 'caller';
   name?: string;
   childId?: string;
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
   cwd?: string;
   agentPreset?: string;
   agentOptions?: JsonValue;
@@ -284,7 +285,7 @@ export interface ActivationSpec {
 
 export interface PromptOptions {
   delivery?: 'queue' | 'steer';
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 /**
@@ -408,8 +409,16 @@ declare module '../subagent_tree.js' {
      * local provider (`spawn`, `fork`) the activation carries the child's
      * `agent` handle and initial `messageId`.
      */
-    startActivation(spec: ActivationSpec & { provider: 'spawn' | 'fork' }): Promise<LocalActivation>;
+    startActivation(spec: ActivationSpec & { provider?: 'spawn' | 'fork' }): Promise<LocalActivation>;
     startActivation(spec: ActivationSpec): Promise<SubagentActivation>;
+    /** @deprecated Pass `{ signal }`: the bare signal is accepted until the next minor release. */
+    listDescendants(rootSessionId: string, signal: AbortSignalLike): Promise<LiveRow[]>;
+    /** @deprecated Pass `{ signal }`: the bare signal is accepted until the next minor release. */
+    resolveName(caller: Agent, text: string, signal: AbortSignalLike): Promise<string>;
+    /** @deprecated Pass `{ signal }`: the bare signal is accepted until the next minor release. */
+    reopen(root: Agent, target: string, signal: AbortSignalLike): Promise<HeldMember>;
+    /** @deprecated Pass `{ signal }`: the bare signal is accepted until the next minor release. */
+    waitForQuiescence(root: Agent, signal: AbortSignalLike): Promise<void>;
     /**
      * Subscribes to one lifecycle event type, optionally of one tree root; the
      * listener's argument is typed by `type`. Returns the unsubscriber.
