@@ -486,13 +486,7 @@ pub async fn list_descendants(store: &dyn Store, root: &str, signal: &Signal) ->
     let query = ReadQuery { signal: signal.clone(), ..lister.query().clone() };
     while !lister.wants().is_empty() {
         let ids = lister.wants().to_vec();
-        let reads = if lister.at_root() {
-            Ok(vec![signal.guard(store.read(root, &query)).await])
-        } else if let Some(batch) = store.read_many(&ids, &query) {
-            signal.guard(batch).await
-        } else {
-            crate::store::read_each(store, &ids, &query, signal).await
-        };
+        let reads = read_level(store, &ids, &query, signal, !lister.at_root()).await;
         // Only the caller's abort rejects; a store error that merely carries
         // the CANCELLED code is a failed read of its branch.
         signal.check()?;
@@ -718,17 +712,27 @@ pub async fn resolve_name(store: &dyn Store, root: &str, text: &str, signal: &Si
     let query = ReadQuery { signal: signal.clone(), ..resolver.query().clone() };
     while !resolver.wants().is_empty() {
         let ids = resolver.wants().to_vec();
-        let reads = if !resolver.batch() {
-            crate::store::read_each(store, &ids, &query, signal).await
-        } else if let Some(batch) = store.read_many(&ids, &query) {
-            signal.guard(batch).await
-        } else {
-            crate::store::read_each(store, &ids, &query, signal).await
-        };
+        let reads = read_level(store, &ids, &query, signal, resolver.batch()).await;
         signal.check()?;
         resolver.answer(reads)?;
     }
     Ok(resolver.resolved().unwrap_or(root).to_owned())
+}
+
+/// The catalogs of one level: one `read_many` when `batch` and the store has
+/// it, else one `read` each (up to [`MAX_CONCURRENT_READS`] in flight).
+async fn read_level(
+    store: &dyn Store,
+    ids: &[String],
+    query: &ReadQuery,
+    signal: &Signal,
+    batch: bool,
+) -> Result<Vec<ReadResult>> {
+    let many = if batch { store.read_many(ids, query) } else { None };
+    match many {
+        Some(many) => signal.guard(many).await,
+        None => crate::store::read_each(store, ids, query, signal).await,
+    }
 }
 
 /// A reference that names nobody.
