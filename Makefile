@@ -27,6 +27,7 @@ lint: setup
 	cargo clippy --lib --target wasm32-unknown-unknown --no-default-features -- -D warnings
 	@! grep -rln 'wasm_bindgen\|js_sys' src --include=*.rs | grep -v '^src/wasm/' \
 	  || { echo "wasm-bindgen/js-sys used outside src/wasm/"; exit 1; }
+	@node scripts/module-cycles.mjs src
 
 test-rust: setup
 	cargo test

@@ -42,10 +42,6 @@ pub mod listing;
 pub mod name;
 pub mod path;
 #[cfg(feature = "runtime")]
-pub mod ports;
-#[cfg(feature = "runtime")]
-pub mod providers;
-#[cfg(feature = "runtime")]
 pub mod result;
 #[cfg(feature = "runtime")]
 pub mod runtime;
@@ -56,13 +52,7 @@ pub mod signal;
 pub mod sim;
 pub mod store;
 #[cfg(feature = "runtime")]
-pub mod team;
-#[cfg(feature = "runtime")]
 pub mod testkit;
-#[cfg(feature = "runtime")]
-pub mod text;
-#[cfg(feature = "runtime")]
-pub mod tools;
 
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
@@ -75,6 +65,9 @@ pub use listing::{list_descendants, resolve_name, ChildRow, DiagnosticReason, Di
 pub use name::{default_name, is_valid_name, AgentName, AgentRef};
 #[cfg(feature = "runtime")]
 pub use result::SubagentResult;
+/// The runtime's ports, providers, text, tools and team board, at their earlier paths.
+#[cfg(feature = "runtime")]
+pub use runtime::{ports, providers, team, text, tools};
 #[cfg(feature = "runtime")]
 pub use runtime::{Activation, ActivationSpec, Agent, Runtime, RuntimeOptions};
 pub use signal::Signal;

@@ -20,10 +20,9 @@ use crate::store::{ReadQuery, ReadResult, Store};
 use std::fmt;
 use std::rc::Rc;
 
-/// Catalog reads in flight at once, within one level, for a store without
-/// `read_many`: enough to sit at the round-trip floor for wide levels, few
-/// enough that a host store is not flooded.
-pub const MAX_CONCURRENT_READS: usize = 64;
+/// Catalog reads in flight at once within one level (owned by the store's
+/// `read_each`, which bounds them).
+pub use crate::store::MAX_CONCURRENT_READS;
 
 /// Why a branch of the tree could not be shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -60,7 +60,12 @@ pub trait Store {
     }
 }
 
-/// One `read` per id with up to [`crate::listing::MAX_CONCURRENT_READS`] in
+/// Reads in flight at once for a store without `read_many` (a listing level,
+/// a recovery batch): enough to sit at the round-trip floor for wide levels,
+/// few enough that a host store is not flooded.
+pub const MAX_CONCURRENT_READS: usize = 64;
+
+/// One `read` per id with up to [`MAX_CONCURRENT_READS`] in
 /// flight, issued in order; each finished read makes room for the next. The
 /// results keep the ids' order. Rejects only on cancellation.
 pub async fn read_each(
@@ -75,7 +80,7 @@ pub async fn read_each(
     let mut pending: Vec<(usize, LocalBoxFuture<'_, ReadResult>)> = Vec::new();
     let mut issued = 0;
     poll_fn(|cx| loop {
-        while pending.len() < crate::listing::MAX_CONCURRENT_READS && issued < ids.len() {
+        while pending.len() < MAX_CONCURRENT_READS && issued < ids.len() {
             let read: LocalBoxFuture<'_, ReadResult> = Box::pin(signal.guard(store.read(&ids[issued], query)));
             pending.push((issued, read));
             issued += 1;

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::exec::{LocalBoxFuture, LocalExecutor};
-use crate::ports::{AgentHost, Clock, IdKind, IdSource, Turn, TurnOutcome};
+use crate::runtime::ports::{AgentHost, Clock, IdKind, IdSource, Turn, TurnOutcome};
 use crate::runtime::{Runtime, RuntimeOptions};
 use crate::store::Store;
 use std::cell::Cell;

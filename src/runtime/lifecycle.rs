@@ -18,8 +18,8 @@ use crate::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::event;
 use crate::exec::Deferred;
 use crate::json::Value;
-use crate::ports::{Turn, TurnOutcome};
 use crate::result::{final_output, stop, text_block, SubagentResult};
+use crate::runtime::ports::{Turn, TurnOutcome};
 use crate::signal::Signal;
 use std::rc::Rc;
 
@@ -46,10 +46,10 @@ impl Runtime {
             output_schema: plan.schema.as_ref().map(|s| s.source().clone()),
             first: plan.first,
             agent: Agent(member.clone()),
-            context: crate::text::identity_context(&member.full_name, member.parent_name.as_deref()),
+            context: crate::runtime::text::identity_context(&member.full_name, member.parent_name.as_deref()),
             // Only a parent-delivery child's report goes to its creator by itself.
             guidance: match (&member.parent_name, plan.first, member.delivery()) {
-                (Some(parent), true, super::Delivery::Parent) => Some(crate::text::return_guidance(parent)),
+                (Some(parent), true, super::Delivery::Parent) => Some(crate::runtime::text::return_guidance(parent)),
                 _ => None,
             },
             tool_calls_per_reply: self.0.options.limits.tool_calls_per_reply,
@@ -180,17 +180,21 @@ impl Runtime {
         if let (Some(parent), Ok(r), super::Delivery::Parent, false) =
             (&creator, &result, settlement.delivery, draining)
         {
-            let follow_up =
-                if member.is_external() { crate::text::FollowUp::External } else { crate::text::FollowUp::Continuable };
+            let follow_up = if member.is_external() {
+                crate::runtime::text::FollowUp::External
+            } else {
+                crate::runtime::text::FollowUp::Continuable
+            };
             let source = MessageSource::SubagentSettled {
                 sender_session_id: member.id.clone(),
                 sender_name: member.full_name.clone(),
-                summary: crate::text::settled_summary(&member.full_name, &r.stop_reason),
+                summary: crate::runtime::text::settled_summary(&member.full_name, &r.stop_reason),
                 stop_reason: r.stop_reason.clone(),
                 structured: r.structured.clone(),
                 diagnostic: r.diagnostic.clone(),
             };
-            let content = Value::Array(vec![text_block(&crate::text::settled_notice(&member.full_name, r, follow_up))]);
+            let content =
+                Value::Array(vec![text_block(&crate::runtime::text::settled_notice(&member.full_name, r, follow_up))]);
             self.notify(parent, source, content).await;
         }
         let parent = self.leave(&member);

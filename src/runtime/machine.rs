@@ -26,7 +26,7 @@
 //! | live | [`Life::close`] | closing (the driver stops its turn or run and tears down) |
 //! | closing | [`Life::left`] | gone |
 
-use super::member::{InboxMessage, Scheduling};
+use super::message::{InboxMessage, Scheduling};
 use crate::exec::Deferred;
 use crate::result::SubagentResult;
 use crate::schema::OutputSchema;
@@ -399,7 +399,7 @@ mod tests {
     fn message(id: &str, scheduling: Scheduling) -> InboxMessage {
         InboxMessage {
             id: id.into(),
-            source: super::super::member::MessageSource::User,
+            source: super::super::message::MessageSource::User,
             content: Value::Array(vec![]),
             scheduling,
         }

@@ -2,11 +2,11 @@
 
 pub(crate) use super::machine::Phase;
 use super::machine::{Lane, Life};
+pub use super::message::{InboxMessage, MessageSource, Scheduling};
 use crate::exec::{AsyncLock, Deferred};
 use crate::hash::HashSet;
-use crate::json::Value;
-use crate::ports::Run;
 use crate::result::SubagentResult;
+use crate::runtime::ports::Run;
 use crate::signal::Signal;
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -28,45 +28,6 @@ impl Delivery {
             Delivery::Caller => "caller",
         }
     }
-}
-
-/// How an inbox message is scheduled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scheduling {
-    /// Waits for a later turn.
-    Queue,
-    /// Reaches a running turn at its next step; else starts a turn.
-    Steer,
-}
-
-/// Where a message came from. Agent words and the runtime's account of a
-/// settled child are different kinds, so a transcript never credits a child
-/// with words it did not write.
-#[derive(Clone, Debug, PartialEq)]
-pub enum MessageSource {
-    /// A user or host operation.
-    User,
-    /// Content another agent chose to send (`relay`).
-    AgentMessage { sender_session_id: String, sender_name: String },
-    /// The runtime stating how a child ended (`notice`).
-    SubagentSettled {
-        sender_session_id: String,
-        sender_name: String,
-        summary: String,
-        stop_reason: String,
-        structured: Option<Value>,
-        diagnostic: Option<String>,
-    },
-}
-
-/// One accepted message.
-#[derive(Clone, Debug, PartialEq)]
-pub struct InboxMessage {
-    pub id: String,
-    pub source: MessageSource,
-    /// Content blocks (a JSON array).
-    pub content: Value,
-    pub scheduling: Scheduling,
 }
 
 pub(crate) enum Kind {

@@ -9,12 +9,17 @@
 //! | file | owns |
 //! |---|---|
 //! | `machine.rs` | one member's lifecycle: a sans-I/O state machine (its table of states and transitions) |
+//! | `message.rs` | an accepted message: its source and scheduling |
 //! | `member.rs` | a resident member, its inbox, the `Agent` handle |
 //! | `start.rs` | `start_activation`: admission order, names at admission, publication |
 //! | `deliver.rs` | `send_message`, `prompt`, `ask`, `reopen`, `interrupt`, cold resume |
 //! | `lifecycle.rs` | the driver of turns and settlement: teardown, drain, tree work, quiescence |
 //! | `recovery.rs` | lost turns (`turn/start` with no end) and open-time recovery |
 //! | `kept.rs` | what a resume needs: its rows (kept, or found walking up its creators), log summaries, default-name floors |
+//! | `ports.rs` | what hosts implement: the agent host, providers and runs, clock, ids |
+//! | `providers.rs` | the built-in `spawn` and `fork` providers |
+//! | `text.rs` | the model-visible text the runtime writes (input framing, notices, guidance) |
+//! | `tools.rs`, `team.rs` | the model-facing tools, and the team task board they keep |
 //!
 //! The rest of this file is the runtime's I/O around those machines: the
 //! store, providers, host and listeners. A member outside residency is
@@ -39,8 +44,14 @@ mod kept;
 mod lifecycle;
 mod machine;
 mod member;
+mod message;
+pub mod ports;
+pub mod providers;
 mod recovery;
 mod start;
+pub mod team;
+pub mod text;
+pub mod tools;
 
 pub use deliver::{Held, InterruptReceipt};
 pub use lifecycle::WaitEnd;
@@ -55,7 +66,7 @@ use crate::hash::{HashMap, HashSet};
 use crate::json::Value;
 use crate::listing::{self, Row};
 use crate::name::LEAD;
-use crate::ports::{AgentHost, Clock, IdKind, IdSource, Provider};
+use crate::runtime::ports::{AgentHost, Clock, IdKind, IdSource, Provider};
 use crate::signal::Signal;
 use crate::store::{ReadQuery, Store};
 use machine::Tree;
@@ -385,7 +396,7 @@ impl Runtime {
         }));
         if builtin {
             let store = runtime.0.store.clone();
-            for provider in crate::providers::builtin(store) {
+            for provider in crate::runtime::providers::builtin(store) {
                 // Fresh runtime: built-in names cannot clash.
                 let _ = runtime.register_provider(provider);
             }

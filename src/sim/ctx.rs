@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::exec::{yield_now, Deferred};
 use crate::json::Value;
 use crate::listing::{self, ChildRow, Row};
+use crate::result::SubagentResult;
 use crate::signal::Signal;
 use crate::store::{MemoryStore, ReadQuery};
 use std::cell::{Cell, RefCell};
@@ -130,7 +131,7 @@ pub struct Ctx {
     /// Members interrupted in this runtime (an interrupt parks a member: it may stay idle).
     pub interrupted: RefCell<BTreeSet<String>>,
     /// External runs started in this runtime: (id, times disposed).
-    pub runs: RefCell<Vec<Rc<super::providers::RunState>>>,
+    pub runs: RefCell<Vec<Rc<RunState>>>,
     /// Sessions whose first batch the store tore (a strict prefix landed,
     /// the call failed), with the length that landed, across runtimes.
     pub torn: RefCell<BTreeMap<String, u64>>,
@@ -350,4 +351,16 @@ impl Model {
 /// A text content block array.
 pub fn text(s: &str) -> Value {
     Value::Array(vec![crate::result::text_block(s)])
+}
+
+/// One external run's state (the providers' runs), kept in the world for the
+/// disposal invariant.
+pub struct RunState {
+    pub id: String,
+    pub result: Deferred<Result<SubagentResult>>,
+    pub disposed: Cell<u32>,
+    pub dispose_fails: bool,
+    /// Disposal answers before the run's result lands (a late answer).
+    pub late_result: bool,
+    pub stop: Signal,
 }

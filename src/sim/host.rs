@@ -9,10 +9,10 @@ use crate::error::{ErrorCode, Result, SubagentError};
 use crate::exec::{yield_now, LocalBoxFuture};
 use crate::json::Value;
 use crate::name::is_valid_name;
-use crate::ports::{AgentHost, Turn, TurnOutcome};
 use crate::result::stop;
+use crate::runtime::ports::{AgentHost, Turn, TurnOutcome};
+use crate::runtime::tools::{ToolResult, INTERRUPT_AGENT, LIST_AGENTS, SEND_MESSAGE};
 use crate::runtime::{InboxMessage, Runtime, WaitEnd};
-use crate::tools::{ToolResult, INTERRUPT_AGENT, LIST_AGENTS, SEND_MESSAGE};
 use std::cell::RefCell;
 use std::rc::Rc;
 

@@ -480,8 +480,8 @@ fn check_store(ctx: &Ctx) {
     }
     for task in ctx.tasks.borrow().iter() {
         let log = ctx.inner.read_now(&task.root, &ReadQuery::default()).unwrap_or_default();
-        let board = crate::team::fold(&log);
-        let same: Vec<&crate::team::Task> = board.iter().filter(|t| t.title == task.title).collect();
+        let board = crate::runtime::team::fold(&log);
+        let same: Vec<&crate::runtime::team::Task> = board.iter().filter(|t| t.title == task.title).collect();
         if same.len() != 1 || same[0].id != task.id {
             let found: Vec<&str> = same.iter().map(|t| t.id.as_str()).collect();
             ctx.violation(format!(

@@ -3,13 +3,15 @@
 //! random delays with random stop reasons and whose teardown may fail.
 //! Also the spawner that lets a "crashed" runtime's tasks be dropped.
 
-use super::ctx::{text, Ctx};
+use super::ctx::{text, Ctx, RunState};
 use crate::error::{ErrorCode, Result, SubagentError};
 use crate::event::SessionEvent;
 use crate::exec::{Deferred, LocalBoxFuture, LocalExecutor};
 use crate::json::Value;
-use crate::ports::{Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest};
 use crate::result::{stop, SubagentResult};
+use crate::runtime::ports::{
+    Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest,
+};
 use crate::signal::Signal;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -80,17 +82,6 @@ impl Provider for SimLocal {
     fn start(&self, _request: StartRequest) -> LocalBoxFuture<'static, Result<Box<dyn Run>>> {
         Box::pin(async { Err(SubagentError::new(ErrorCode::UnsupportedCapability, "sim-local is local only")) })
     }
-}
-
-/// One external run's state, kept for the disposal invariant.
-pub struct RunState {
-    pub id: String,
-    pub result: Deferred<Result<SubagentResult>>,
-    pub disposed: Cell<u32>,
-    pub dispose_fails: bool,
-    /// Disposal answers before the run's result lands (a late answer).
-    late_result: bool,
-    stop: Signal,
 }
 
 struct SimRun(Rc<RunState>, Rc<Ctx>, SimSpawner);

@@ -10,9 +10,13 @@
 //! bridge leaves it unarmed, so no runtime can be built (it fails closed).
 //! The wrappers below keep the plain signatures the rest of the bridge calls.
 
+use super::convert::{describe, get};
+use crate::error::{ErrorCode, Result, SubagentError};
+use crate::runtime::{Agent, Runtime};
 use js_sys::{Array, Promise};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(module = "/src/wasm/js/runtime.js")]
 extern "C" {
@@ -138,4 +142,72 @@ pub fn make_tools(runtime: u32, agent: &JsValue, specs: &Array) -> JsValue {
 
 pub fn make_disposer(op: &str, runtime: u32, token: f64) -> JsValue {
     make_disposer_js(&cap(), op, runtime, token)
+}
+
+/// A JS handle for a core agent.
+pub(super) fn agent_to_js(runtime: u32, agent: &Agent) -> JsValue {
+    make_agent(
+        runtime,
+        agent.session_id(),
+        agent.incarnation() as f64,
+        agent.name(),
+        agent.root_id(),
+        agent.parent_id().map(str::to_owned),
+        agent.depth(),
+    )
+}
+
+/// The live agent behind a JS handle; `code` says what a bad handle is.
+pub(super) fn agent_from_js(rt: &Runtime, rt_id: u32, value: &JsValue, role: &str, code: ErrorCode) -> Result<Agent> {
+    let key = agent_key(value);
+    let refuse = |why: String| SubagentError::new(code, format!("the {role} {why}"));
+    if key.is_undefined() {
+        return Err(refuse(format!(
+            "must be an Agent handle from a SubagentRuntime, not {}; pass the handle that openRoot(), \
+             startActivation(...).agent or turn.agent gave you (a Session id or a copy of its fields is no handle)",
+            describe(value)
+        )));
+    }
+    let key: Array = key.unchecked_into();
+    let id = key.get(1).as_string().unwrap_or_default();
+    // A genuine handle: its frozen `name` field is the one the runtime gave it.
+    let name = get(value, "name", role).ok().and_then(|n| n.as_string()).unwrap_or_else(|| id.clone());
+    let who = member_ref(&name, &id);
+    if key.get(0).as_f64() != Some(rt_id as f64) {
+        return Err(refuse(format!(
+            "handle of {who} belongs to another SubagentRuntime; use the handle this runtime gave you for that member"
+        )));
+    }
+    let inc = key.get(2).as_f64().unwrap_or(-1.0) as u64;
+    match rt.handle(&id, inc) {
+        Some(agent) if agent.is_live() => Ok(agent),
+        _ => {
+            let next = if name == "lead" {
+                format!(
+                    "open the root again with openRoot({{ sessionId: {} }}) and use the handle it returns",
+                    crate::name::quote_truncated(&id, 80)
+                )
+            } else {
+                format!(
+                    "take a live one with runtime.reopen(root, {}) (held until release()), or use turn.agent in its next turn",
+                    crate::name::quote_truncated(&name, 80)
+                )
+            };
+            Err(refuse(format!(
+                "handle of {who} is dead: that member is no longer live (it settled, was disposed, or its root \
+                 was closed or drained); {next}"
+            )))
+        }
+    }
+}
+
+/// `agent "reviewer/checker" (Session "<id>")`, or `Session "<id>"` for a
+/// member whose full name is its Session id.
+pub(super) fn member_ref(name: &str, id: &str) -> String {
+    let session = crate::name::quote_truncated(id, 80);
+    if name == id {
+        format!("Session {session}")
+    } else {
+        format!("agent {} (Session {session})", crate::name::quote_truncated(name, 200))
+    }
 }

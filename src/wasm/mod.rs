@@ -11,13 +11,17 @@
 //! | [`error`] | core `SubagentError` -> JS `SubagentError` (from `js/error.js`) |
 //! | [`convert`] | trap-free JS <-> core conversions |
 //! | [`fast`] | the same conversions as one JSON crossing, where the data allows it |
-//! | [`runtime`] | the exported `SubagentRuntime` class, agent handles, activations, tools |
+//! | [`runtime`] | the exported `SubagentRuntime` class |
+//! | [`registry`] | live runtimes by id, hosts' holds, the one dispatcher JS-side callables route through |
+//! | [`args`] | the runtime's arguments from JS: options, signals, content, limits |
+//! | [`values`] | the runtime's values as JS: messages, results, rows, events, providers |
+//! | [`tools`] | a member's tools as JS objects and their calls |
 //! | [`lite`] | (lite build) listings and resolutions as jobs a JS loop drives: no futures in the lite wasm |
-//! | [`handles`] | the capability-guarded imports of `js/runtime.js` (handle minting) |
+//! | [`handles`] | agent handles: the capability-guarded imports of `js/runtime.js` that mint them, and their checks |
 //! | [`ports`] | the agent host, providers, runs, clock and ids over JS objects |
-//! | [`ts`] | the hand-written TypeScript types |
+//! | [`ts`] | the TypeScript names of option arguments (the types are `js/types/*.d.ts`) |
 //!
-//! `runtime`, `ports`, `handles` and `native` need the `runtime` feature (the lite build leaves
+//! `runtime`, `registry`, `args`, `values`, `tools`, `ports`, `handles` and `native` need the `runtime` feature (the lite build leaves
 //! them out: its listings use a MemoryStore through JS, as any store).
 
 /// Talc in place of Rust's default wasm allocator (dlmalloc): 2.7-2.9 KB
@@ -27,6 +31,8 @@
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 pub mod api;
+#[cfg(feature = "runtime")]
+pub mod args;
 pub mod convert;
 pub mod error;
 pub mod fast;
@@ -39,10 +45,16 @@ pub mod native;
 #[cfg(feature = "runtime")]
 pub mod ports;
 #[cfg(feature = "runtime")]
+pub mod registry;
+#[cfg(feature = "runtime")]
 pub mod runtime;
 pub mod signal;
 pub mod store;
+#[cfg(feature = "runtime")]
+pub mod tools;
 pub mod ts;
+#[cfg(feature = "runtime")]
+pub mod values;
 
 /// `wasm_bindgen_futures::future_to_promise` over one boxed future type: every
 /// async export shares a single copy of its body (~2.5 KB gzip saved) instead
@@ -65,5 +77,5 @@ fn start() {
     // Installed while the module is instantiated: the dispatcher claims the
     // handle module's capability before any other code can import and claim it.
     #[cfg(feature = "runtime")]
-    runtime::ensure_dispatcher();
+    registry::ensure_dispatcher();
 }

@@ -9,16 +9,18 @@ use super::convert::{
     Budget, EventBudget, MAX_STRING_ARG,
 };
 use super::error::{from_thrown, invalid, settle};
-use super::runtime::{agent_to_js, message_to_js};
+use super::handles::{agent_to_js, make_turn, member_ref, quiet};
+use super::registry::limits_of;
 use super::store::js_signal;
+use super::values::message_to_js;
 use crate::error::{ErrorCode, Quoted, Result};
 use crate::exec::LocalBoxFuture;
 use crate::json::Value;
-use crate::ports::{
+use crate::result::SubagentResult;
+use crate::runtime::ports::{
     AgentHost, Capabilities, Clock, ContinuableCreateRequest, ContinuableCreateSpec, IdKind, IdSource, Provider, Run,
     StartRequest, Turn, TurnOutcome,
 };
-use crate::result::SubagentResult;
 use js_sys::{Array, Function, Object, Promise};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -80,7 +82,7 @@ impl AgentHost for JsHost {
             let value = settled(call_method(&obj, "runTurn", &[turn_js])).await.map_err(|e| {
                 from_thrown(
                     ErrorCode::PersistenceUnavailable,
-                    format!("host.runTurn failed for {}", super::runtime::member_ref(&turn.name, &turn.session_id)),
+                    format!("host.runTurn failed for {}", member_ref(&turn.name, &turn.session_id)),
                     e,
                 )
             })?;
@@ -128,13 +130,13 @@ fn turn_to_js(runtime: u32, turn: &Turn) -> JsValue {
     }
     set(&obj, "toolCallsPerReply", &JsValue::from_f64(turn.tool_calls_per_reply as f64));
     let agent = agent_to_js(runtime, &turn.agent);
-    super::runtime::make_turn(runtime, obj.into(), agent, turn.agent.incarnation() as f64, turn.steer.turn_id() as f64)
+    make_turn(runtime, obj.into(), agent, turn.agent.incarnation() as f64, turn.steer.turn_id() as f64)
 }
 
 /// What a host's outcome or a run's result may hold: one event payload
 /// (`eventPayloadBytes`), lone surrogates made U+FFFD (model text is not an id).
 fn host_budget(runtime: u32) -> Budget {
-    Budget::new(super::runtime::limits_of(runtime).event_payload_bytes, "eventPayloadBytes").lenient()
+    Budget::new(limits_of(runtime).event_payload_bytes, "eventPayloadBytes").lenient()
 }
 
 /// JS data a host answered, within its budget; `what` starts the sentence ("host.runTurn returned").
@@ -363,7 +365,7 @@ impl JsRun {
         }
         let result = get(&obj, "result", "run")?;
         // The registry may never await it (dispose first); keep rejections handled.
-        let promise = super::runtime::quiet(&settle(&result));
+        let promise = quiet(&settle(&result));
         Ok(JsRun { obj, id, result: RefCell::new(Some(promise)), provider: provider.to_owned(), budget })
     }
 }

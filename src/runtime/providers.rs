@@ -5,7 +5,9 @@
 use crate::error::{Quoted, Result};
 use crate::event::{self, SessionEvent};
 use crate::exec::LocalBoxFuture;
-use crate::ports::{Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest};
+use crate::runtime::ports::{
+    Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest,
+};
 use crate::store::{ReadQuery, Store};
 use std::rc::Rc;
 

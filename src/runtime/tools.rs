@@ -10,11 +10,11 @@ use crate::error::{ErrorCode, Result, SubagentError};
 use crate::json::Value;
 use crate::listing::Row;
 use crate::name::LEAD;
-use crate::ports::Provider;
+use crate::runtime::ports::Provider;
+use crate::runtime::team::{self, TaskChange};
 use crate::runtime::{ActivationSpec, Agent, Delivery, InterruptAuthority, LiveRow, Runtime};
 use crate::signal::Signal;
 use crate::store::ReadQuery;
-use crate::team::{self, TaskChange};
 use std::rc::Rc;
 
 /// A tool as handed to a model.
@@ -513,8 +513,8 @@ const AGENT_REF: &str =
 pub fn delegate_spec(provider: &dyn Provider) -> ToolSpec {
     let pname = provider.name();
     let tool: String = match pname.as_str() {
-        crate::providers::SPAWN => "spawn_agent".into(),
-        crate::providers::FORK => "fork_agent".into(),
+        crate::runtime::providers::SPAWN => "spawn_agent".into(),
+        crate::runtime::providers::FORK => "fork_agent".into(),
         other => {
             let clean: String =
                 other.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).take(40).collect();

@@ -61,7 +61,7 @@ impl Turn {
     /// The input as model-ready text: each message rendered (agents' messages
     /// framed as data), then any return guidance.
     pub fn input_text(&self) -> Vec<String> {
-        let mut texts: Vec<String> = self.input.iter().map(crate::text::render_input).collect();
+        let mut texts: Vec<String> = self.input.iter().map(crate::runtime::text::render_input).collect();
         if let Some(guidance) = &self.guidance {
             texts.push(guidance.clone());
         }

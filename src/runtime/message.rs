@@ -1,0 +1,44 @@
+//! What a member receives: an accepted message, where it came from, and how
+//! it is scheduled. Its own module so the machine and the member (and the
+//! text the runtime renders) share it without depending on each other.
+
+use crate::json::Value;
+
+/// How an inbox message is scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduling {
+    /// Waits for a later turn.
+    Queue,
+    /// Reaches a running turn at its next step; else starts a turn.
+    Steer,
+}
+
+/// Where a message came from. Agent words and the runtime's account of a
+/// settled child are different kinds, so a transcript never credits a child
+/// with words it did not write.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MessageSource {
+    /// A user or host operation.
+    User,
+    /// Content another agent chose to send (`relay`).
+    AgentMessage { sender_session_id: String, sender_name: String },
+    /// The runtime stating how a child ended (`notice`).
+    SubagentSettled {
+        sender_session_id: String,
+        sender_name: String,
+        summary: String,
+        stop_reason: String,
+        structured: Option<Value>,
+        diagnostic: Option<String>,
+    },
+}
+
+/// One accepted message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InboxMessage {
+    pub id: String,
+    pub source: MessageSource,
+    /// Content blocks (a JSON array).
+    pub content: Value,
+    pub scheduling: Scheduling,
+}

@@ -1,0 +1,101 @@
+//! The runtime's arguments from JS, validated: call options and signals,
+//! content within its byte limit, optional fields, the runtime's limits.
+
+use super::convert::{
+    cwd_arg, describe, get, id_arg, is_objectish, options_arg, set, string_arg, value_from_js, value_within, Budget,
+};
+use super::error::{invalid, to_js};
+use super::signal::Link;
+use crate::error::{Result, SubagentError};
+use crate::json::{Value, MAX_SAFE_INTEGER};
+use crate::limits::Limits;
+use js_sys::{Object, Promise};
+use wasm_bindgen::prelude::*;
+
+/// `options` as `{ signal }`, or (deprecated until the next minor release) the AbortSignal itself.
+pub(super) fn link_signal_or_options(value: Option<JsValue>, what: &str) -> Result<Link> {
+    let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else { return Ok(Link::none()) };
+    let is_signal =
+        is_objectish(&value) && get(&value, "aborted", what).map(|a| a.as_bool().is_some()).unwrap_or(false);
+    if is_signal {
+        let options = Object::new();
+        set(&options, "signal", &value);
+        Link::from_options(Some(&options.into()), what, true)
+    } else {
+        let options = options_arg(&value, what)?;
+        Link::from_options(options.as_ref(), what, true)
+    }
+}
+
+pub(super) fn reject(e: SubagentError) -> Promise {
+    Promise::reject(&to_js(e))
+}
+
+/// Content (a prompt or a message), copied only within its byte limit; the
+/// core checks the limits again, with the block count, where it enters.
+pub(super) fn content_arg(value: &JsValue, what: &str, bytes: usize, limit: &'static str) -> Result<Value> {
+    let v = value_within(value, Budget::new(bytes, limit).lenient()).map_err(|e| e.error(what))?;
+    crate::result::normalize_content(v).ok_or_else(|| {
+        invalid(format!("{what} must be a string or an array of content blocks with a type, not {}", describe(value)))
+    })
+}
+
+pub(super) fn opt_string(obj: &JsValue, key: &str, what: &str) -> Result<Option<String>> {
+    let v = get(obj, key, what)?;
+    if v.is_undefined() || v.is_null() {
+        Ok(None)
+    } else {
+        string_arg(&v, &format!("{what}.{key}")).map(Some)
+    }
+}
+
+pub(super) fn opt_id(obj: &JsValue, key: &str, what: &str) -> Result<Option<String>> {
+    let v = get(obj, key, what)?;
+    if v.is_undefined() || v.is_null() {
+        Ok(None)
+    } else {
+        id_arg(&v, &format!("{what}.{key}")).map(Some)
+    }
+}
+
+pub(super) fn opt_cwd(obj: &JsValue, key: &str, what: &str) -> Result<Option<String>> {
+    let v = get(obj, key, what)?;
+    if v.is_undefined() || v.is_null() {
+        Ok(None)
+    } else {
+        cwd_arg(&v, &format!("{what}.{key}")).map(Some)
+    }
+}
+
+/// `options.limits`: `{ promptBytes?, messageBytes?, ... }` over the defaults.
+pub(super) fn limits_arg(value: &JsValue) -> Result<Limits> {
+    let mut limits = Limits::default();
+    let Some(obj) = options_arg(value, "options.limits")? else { return Ok(limits) };
+    for spec in crate::limits::CONFIGURABLE {
+        let v = get(&obj, spec.key, "options.limits")?;
+        if v.is_undefined() {
+            continue;
+        }
+        match v.as_f64() {
+            Some(n) if n.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&n) => limits.set(spec.key, n as usize)?,
+            _ => {
+                return Err(invalid(format!(
+                    "options.limits.{} must be an integer from {} to {}, not {}",
+                    spec.key,
+                    spec.min,
+                    spec.max,
+                    describe(&v)
+                )))
+            }
+        }
+    }
+    Ok(limits)
+}
+
+pub(super) fn opt_json(obj: &JsValue, key: &str, what: &str) -> Result<Option<Value>> {
+    let v = get(obj, key, what)?;
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    value_from_js(&v).map(Some).map_err(|e| e.error(&format!("{what}.{key}")))
+}

@@ -1,0 +1,164 @@
+//! The runtime's values as JS objects: messages, results, listing rows with
+//! their activity, lifecycle events and providers.
+
+use super::convert::{set, value_to_js};
+use crate::result::SubagentResult;
+use crate::runtime::ports::Provider;
+use crate::runtime::{InboxMessage, LiveRow, MessageSource, RuntimeEvent, Scheduling};
+use js_sys::Object;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+
+/// `{id, source, content, delivery, text}` for a host.
+pub(super) fn message_to_js(m: &InboxMessage) -> JsValue {
+    let obj = Object::new();
+    set(&obj, "id", &JsValue::from_str(&m.id));
+    let source = Object::new();
+    match &m.source {
+        MessageSource::User => set(&source, "kind", &"user".into()),
+        MessageSource::AgentMessage { sender_session_id, sender_name } => {
+            set(&source, "kind", &"agent-message".into());
+            set(&source, "form", &"relay".into());
+            set(&source, "senderSessionId", &JsValue::from_str(sender_session_id));
+            set(&source, "senderName", &JsValue::from_str(sender_name));
+        }
+        MessageSource::SubagentSettled {
+            sender_session_id,
+            sender_name,
+            summary,
+            stop_reason,
+            structured,
+            diagnostic,
+        } => {
+            set(&source, "kind", &"subagent-settled".into());
+            set(&source, "form", &"notice".into());
+            set(&source, "summary", &JsValue::from_str(summary));
+            set(&source, "stopReason", &JsValue::from_str(stop_reason));
+            set(&source, "senderSessionId", &JsValue::from_str(sender_session_id));
+            set(&source, "senderName", &JsValue::from_str(sender_name));
+            if let Some(s) = structured {
+                set(&source, "structured", &value_to_js(s));
+            }
+            if let Some(d) = diagnostic {
+                set(&source, "diagnostic", &JsValue::from_str(d));
+            }
+        }
+    }
+    set(&obj, "source", &source);
+    set(&obj, "content", &value_to_js(&m.content));
+    set(&obj, "delivery", &(if m.scheduling == Scheduling::Steer { "steer" } else { "queue" }).into());
+    set(&obj, "text", &JsValue::from_str(&crate::runtime::text::render_input(m)));
+    obj.into()
+}
+
+pub(super) fn result_to_js(r: &SubagentResult) -> JsValue {
+    let obj = Object::new();
+    set(&obj, "output", &value_to_js(&r.output));
+    set(&obj, "stopReason", &JsValue::from_str(&r.stop_reason));
+    if let Some(s) = &r.structured {
+        set(&obj, "structured", &value_to_js(s));
+    }
+    if let Some(d) = &r.diagnostic {
+        set(&obj, "diagnostic", &JsValue::from_str(d));
+    }
+    obj.into()
+}
+
+pub(super) fn live_row_to_js(rows: &mut super::convert::RowsToJs, row: &LiveRow) -> JsValue {
+    let obj = rows.row(&row.row);
+    let _ = js_sys::Reflect::set(&obj, &"activity".into(), &(if row.running { "running" } else { "inactive" }).into());
+    if let Some(rest) = row.rest {
+        let state = if rest == crate::runtime::Rest::Parked { "parked" } else { "idle" };
+        let _ = js_sys::Reflect::set(&obj, &"state".into(), &state.into());
+    }
+    obj
+}
+
+pub(super) fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
+    let info_obj = |i: &crate::runtime::RunInfo| {
+        let obj = Object::new();
+        set(&obj, "provider", &JsValue::from_str(&i.provider));
+        set(&obj, "id", &JsValue::from_str(&i.id));
+        set(&obj, "parentSessionId", &JsValue::from_str(&i.parent_session_id));
+        set(&obj, "rootSessionId", &JsValue::from_str(&i.root_session_id));
+        set(&obj, "name", &JsValue::from_str(&i.name));
+        set(&obj, "label", &JsValue::from_str(&i.label));
+        set(&obj, "mode", &JsValue::from_str(i.mode.as_str()));
+        obj
+    };
+    match event {
+        RuntimeEvent::Start(i) => ("subagent/start", info_obj(i).into()),
+        RuntimeEvent::End(e) => {
+            let obj = info_obj(&e.info);
+            set(&obj, "stopReason", &JsValue::from_str(&e.stop_reason));
+            if let Some(err) = &e.error {
+                set(&obj, "error", &JsValue::from_str(err));
+            }
+            ("subagent/end", obj.into())
+        }
+        RuntimeEvent::Catalog { root_id, parent_id, entry } => {
+            let obj = Object::new();
+            set(&obj, "rootSessionId", &JsValue::from_str(root_id));
+            set(&obj, "parentSessionId", &JsValue::from_str(parent_id));
+            set(&obj, "entry", &super::convert::entry_to_js(entry));
+            ("subagent/catalog", obj.into())
+        }
+        RuntimeEvent::Message { root_id, session_id, name, message_id, kind } => {
+            let obj = Object::new();
+            set(&obj, "rootSessionId", &JsValue::from_str(root_id));
+            set(&obj, "sessionId", &JsValue::from_str(session_id));
+            set(&obj, "name", &JsValue::from_str(name));
+            set(&obj, "messageId", &JsValue::from_str(message_id));
+            set(&obj, "kind", &JsValue::from_str(kind));
+            ("subagent/message", obj.into())
+        }
+        RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output, parked } => {
+            let obj = Object::new();
+            set(&obj, "rootSessionId", &JsValue::from_str(root_id));
+            set(&obj, "sessionId", &JsValue::from_str(session_id));
+            set(&obj, "name", &JsValue::from_str(name));
+            set(&obj, "phase", &JsValue::from_str(if stop_reason.is_some() { "end" } else { "start" }));
+            if let Some(reason) = stop_reason {
+                set(&obj, "stopReason", &JsValue::from_str(reason));
+            }
+            if let Some(text) = output {
+                set(&obj, "output", &JsValue::from_str(text));
+            }
+            if *parked {
+                set(&obj, "parked", &JsValue::TRUE);
+            }
+            ("subagent/turn", obj.into())
+        }
+        RuntimeEvent::ProviderAdded(provider) => ("subagent/provider-added", provider_to_js(&provider.0)),
+        RuntimeEvent::ProviderRemoved(name) => ("subagent/provider-removed", JsValue::from_str(name)),
+    }
+}
+
+pub(super) const EVENT_TYPES: &[&str] = &[
+    "subagent/start",
+    "subagent/end",
+    "subagent/catalog",
+    "subagent/message",
+    "subagent/turn",
+    "subagent/provider-added",
+    "subagent/provider-removed",
+];
+
+/// A provider as JS sees it: the registered object, or a frozen description of a built-in one.
+pub(super) fn provider_to_js(provider: &Rc<dyn Provider>) -> JsValue {
+    if let Some(obj) = provider.host_object().and_then(|h| h.downcast_ref::<JsValue>().cloned()) {
+        return obj;
+    }
+    let caps = provider.capabilities();
+    let c = Object::new();
+    set(&c, "agentOptions", &caps.agent_options.into());
+    set(&c, "agentPreset", &caps.agent_preset.into());
+    set(&c, "outputSchema", &caps.output_schema.into());
+    set(&c, "depthLimit", &caps.depth_limit.into());
+    let obj = Object::new();
+    set(&obj, "name", &JsValue::from_str(&provider.name()));
+    set(&obj, "capabilities", &Object::freeze(&c));
+    set(&obj, "inheritsParentContext", &provider.inherits_parent_context().into());
+    set(&obj, "builtin", &JsValue::TRUE);
+    Object::freeze(&obj).into()
+}
