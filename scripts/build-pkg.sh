@@ -63,7 +63,7 @@ done
 # wasm-bindgen writes one `import * as importN` and one import-object key per
 # shim-free ("direct") import of a snippet module, so two direct imports of
 # one snippet give bundlers a `Duplicate key "./snippets/..."` warning. Keep at
-# most one per snippet (give the others `catch`, as src/wasm/runtime.rs does).
+# most one per snippet (give the others `catch`, as src/wasm/handles.rs does).
 dups=$(for glue in "$OUT/$CRATE.js" "$OUT/${CRATE}_lite.js"; do
   sed -n 's/^ *"\(\.\/snippets\/[^"]*\)": import[0-9]*,$/\1/p' "$glue" | sort | uniq -d
 done)

@@ -1,4 +1,5 @@
-// Fails when the crate's files import each other in a cycle (issue 43).
+// Fails when the crate's files import each other in a cycle, or a layer
+// imports one below it (issue 43): core < runtime < testkit < wasm, sim.
 // Reads every src/**/*.rs, takes the paths it names (`crate::a::b`, `super::x`,
 // `self::x`, and `child::x` for a `mod child;` it declares; `use` trees with
 // braces included; a trailing `#[cfg(test)] mod tests` is left out), resolves
@@ -128,6 +129,22 @@ for (const file of files) {
   }
 }
 
+// Layers: a file may import its own layer and those before it, never a later one.
+const LAYERS = { core: 0, runtime: 1, 'testkit.rs': 2, wasm: 3, sim: 3 };
+const layerOf = (f) => {
+  const top = path.relative(SRC, f).split(path.sep)[0];
+  return top in LAYERS ? [top.replace(/\.rs$/, ''), LAYERS[top]] : undefined;
+};
+const upward = [];
+for (const [file, targets] of edges) {
+  const from = layerOf(file);
+  if (!from) continue; // lib.rs: the crate's map of every layer
+  for (const t of targets) {
+    const to = layerOf(t);
+    if (to && to[0] !== from[0] && to[1] >= from[1]) upward.push(`  ${path.relative(path.dirname(SRC), file)} (${from[0]}) -> ${path.relative(path.dirname(SRC), t)} (${to[0]})`);
+  }
+}
+
 // Tarjan's strongly connected components.
 let counter = 0;
 const index = new Map();
@@ -161,8 +178,12 @@ for (const f of files) if (!index.has(f)) connect(f);
 
 const rel = (f) => path.relative(path.dirname(SRC), f);
 const count = [...edges.values()].reduce((n, s) => n + s.size, 0);
-if (sccs.length === 0) {
-  console.log(`module-cycles: ${files.length} files, ${count} imports between them, no cycle`);
+if (upward.length > 0) {
+  console.error(`module-cycles: ${upward.length} import(s) of a later layer (core < runtime < testkit < wasm, sim):`);
+  for (const line of upward) console.error(line);
+}
+if (sccs.length === 0 && upward.length === 0) {
+  console.log(`module-cycles: ${files.length} files, ${count} imports between them, no cycle, layers in order (core < runtime < testkit < wasm, sim)`);
 } else {
   for (const scc of sccs) {
     const members = new Set(scc);

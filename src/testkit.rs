@@ -1,11 +1,11 @@
 //! Deterministic ports for tests, benchmarks and simulations: sequential ids,
 //! a manual clock, and an agent host driven by a closure.
 
-use crate::error::Result;
-use crate::exec::{LocalBoxFuture, LocalExecutor};
+use crate::core::error::Result;
+use crate::core::exec::{LocalBoxFuture, LocalExecutor};
+use crate::core::store::Store;
 use crate::runtime::ports::{AgentHost, Clock, IdKind, IdSource, Turn, TurnOutcome};
 use crate::runtime::{Runtime, RuntimeOptions};
-use crate::store::Store;
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -77,7 +77,7 @@ impl AgentHost for FnHost {
 pub fn completed(text: &str) -> TurnOutcome {
     TurnOutcome {
         stop_reason: "completed".into(),
-        messages: vec![crate::json::Value::Array(vec![crate::result::text_block(text)])],
+        messages: vec![crate::core::json::Value::Array(vec![crate::core::result::text_block(text)])],
         ..TurnOutcome::default()
     }
 }

@@ -10,18 +10,18 @@
 use super::machine::{Life, Refusal};
 use super::member::{self, InboxMessage, Kind, Member, MessageSource, Phase, Scheduling, Settlement};
 use super::{Agent, InterruptAuthority, Runtime, RuntimeEvent};
-use crate::catalog::Mode;
-use crate::error::{Quoted, Result};
-use crate::event::{self, SessionEvent};
-use crate::exec::Deferred;
-use crate::hash::HashSet;
-use crate::json::Value;
-use crate::listing::Row;
-use crate::name::{AgentRef, LEAD};
-use crate::result::normalize_content;
-use crate::result::SubagentResult;
+use crate::core::catalog::Mode;
+use crate::core::error::{Quoted, Result};
+use crate::core::event::{self, SessionEvent};
+use crate::core::exec::Deferred;
+use crate::core::hash::HashSet;
+use crate::core::json::Value;
+use crate::core::listing::Row;
+use crate::core::name::{AgentRef, LEAD};
+use crate::core::result::normalize_content;
+use crate::core::result::SubagentResult;
+use crate::core::signal::Signal;
 use crate::runtime::ports::IdKind;
-use crate::signal::Signal;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -215,7 +215,7 @@ impl Runtime {
         if let Some(root_id) = &tree {
             if *root_id != target.root_id {
                 // Refused without naming the target: another tree's names are not the caller's to learn.
-                return Err(crate::listing::not_a_member(&target_id));
+                return Err(crate::core::listing::not_a_member(&target_id));
             }
         }
         if let InterruptAuthority::Ancestor(agent) = authority {
@@ -261,7 +261,7 @@ impl Runtime {
                 continue;
             };
             if target.root_id != root_id {
-                return Err(crate::listing::not_a_member(target_id));
+                return Err(crate::core::listing::not_a_member(target_id));
             }
             match target.phase() {
                 Phase::Live if target.is_external() => {
@@ -405,7 +405,7 @@ impl Runtime {
         self.check_tree_open(root_id)?;
         let rows = self.resume_rows(root_id, target_id, signal).await?;
         let Some(index) = rows.iter().position(|r| r.id() == target_id) else {
-            return Err(crate::listing::not_a_member(target_id));
+            return Err(crate::core::listing::not_a_member(target_id));
         };
         // A child outlives no creator that is settling: it is resumed once that one has left.
         if let Some(closed) = self.creator_closing(rows[index].parent_id()) {
@@ -505,7 +505,7 @@ impl Runtime {
         &self,
         root_id: &str,
         target_id: &str,
-        row: crate::listing::ChildRow,
+        row: crate::core::listing::ChildRow,
         lineage: Lineage,
     ) -> Result<Held> {
         let loaded = self.load_log(target_id).await;
@@ -559,7 +559,7 @@ impl Runtime {
     fn materialize(
         &self,
         root_id: &str,
-        row: &crate::listing::ChildRow,
+        row: &crate::core::listing::ChildRow,
         lineage: Lineage,
         log: super::LoadedLog,
     ) -> Result<(Rc<Member>, Option<Vec<String>>)> {
@@ -632,7 +632,7 @@ struct Lineage {
     parent_name: String,
 }
 
-fn lineage(root_id: &str, above: &[Row], row: &crate::listing::ChildRow) -> Lineage {
+fn lineage(root_id: &str, above: &[Row], row: &crate::core::listing::ChildRow) -> Lineage {
     let mut ancestors = Vec::new();
     let mut parent = row.parent_id.clone();
     while parent != root_id {
@@ -659,7 +659,7 @@ fn lineage(root_id: &str, above: &[Row], row: &crate::listing::ChildRow) -> Line
     Lineage { ancestors, parent_name }
 }
 
-fn checked_content(limits: &crate::limits::Limits, content: Value) -> Result<Value> {
+fn checked_content(limits: &crate::core::limits::Limits, content: Value) -> Result<Value> {
     let content = normalize_content(content).ok_or_else(|| {
         crate::err!(InvalidArgument, "message content must be a string or an array of content blocks with a type")
     })?;

@@ -46,13 +46,13 @@
 
 use super::member::InboxMessage;
 use super::{LoadedLog, Runtime};
-use crate::error::{Quoted, Result};
-use crate::event::{self, SessionEvent};
-use crate::hash::{HashMap, HashSet};
-use crate::json::Value;
-use crate::listing::{ChildRow, Row};
-use crate::signal::Signal;
-use crate::store::ReadQuery;
+use crate::core::error::{Quoted, Result};
+use crate::core::event::{self, SessionEvent};
+use crate::core::hash::{HashMap, HashSet};
+use crate::core::json::Value;
+use crate::core::listing::{ChildRow, Row};
+use crate::core::signal::Signal;
+use crate::core::store::ReadQuery;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
@@ -205,7 +205,7 @@ impl LogSummary {
     /// Folds the events from `len` on (contiguous, checked by the caller) into the summary.
     fn fold(&mut self, tail: &[SessionEvent]) -> Result<()> {
         let own: Vec<&SessionEvent> = tail.iter().filter(|e| e.seq >= self.inherited).collect();
-        for entry in crate::catalog::project(tail, self.inherited)? {
+        for entry in crate::core::catalog::project(tail, self.inherited)? {
             if let Some(name) = entry.name {
                 self.child_names.insert(name.into_string());
             }
@@ -315,7 +315,7 @@ impl Runtime {
         }
         let rows = match self.walk_up(root, target, signal).await? {
             Some(rows) => rows,
-            None => crate::listing::list_descendants(&*self.0.store, root, signal).await?,
+            None => crate::core::listing::list_descendants(&*self.0.store, root, signal).await?,
         };
         if let Some(index) = rows.iter().position(|r| r.id() == target) {
             let mut kept = self.0.kept.borrow_mut();
@@ -359,11 +359,12 @@ impl Runtime {
             // No start marker names a creator, or they name a cycle.
             let Some(id) = next.take().filter(|id| on_way.insert(id.clone())) else { return Ok(None) };
             // A failed or corrupt read is no error here: the listing says what it is.
-            let (entries, creator) = match crate::listing::read_catalog_and_creator(&*self.0.store, &id, signal).await {
-                Ok(Some(found)) => found,
-                Err(_) if signal.is_aborted() => return Err(crate::SubagentError::cancelled()),
-                _ => return Ok(None),
-            };
+            let (entries, creator) =
+                match crate::core::listing::read_catalog_and_creator(&*self.0.store, &id, signal).await {
+                    Ok(Some(found)) => found,
+                    Err(_) if signal.is_aborted() => return Err(crate::SubagentError::cancelled()),
+                    _ => return Ok(None),
+                };
             if !ids.is_empty() {
                 catalogs.push(entries);
                 if id == root {
@@ -383,7 +384,7 @@ impl Runtime {
             Some(Row::Child(top)) => Some(top),
             _ => None,
         };
-        let Some(below) = crate::listing::chain(root, top, &ids, &catalogs) else { return Ok(None) };
+        let Some(below) = crate::core::listing::chain(root, top, &ids, &catalogs) else { return Ok(None) };
         rows.extend(below);
         Ok(Some(rows))
     }
@@ -425,10 +426,10 @@ impl Runtime {
         parent_id: &str,
         committed: impl Fn(&str) -> bool,
         taken: impl Fn(&str) -> bool,
-    ) -> crate::name::AgentName {
+    ) -> crate::core::name::AgentName {
         let mut kept = self.0.kept.borrow_mut();
         let entry = kept.entry(parent_id);
-        let (floor, n, name) = crate::name::first_free_default(entry.floor, entry.hint, committed, taken);
+        let (floor, n, name) = crate::core::name::first_free_default(entry.floor, entry.hint, committed, taken);
         entry.floor = floor;
         entry.hint = n + 1;
         name
@@ -446,7 +447,7 @@ impl Runtime {
     /// A reservation of `name` ended without a commit: a default name below
     /// the hint is free again, so the hint moves back to it.
     pub(crate) fn default_name_freed(&self, parent_id: &str, name: &str) {
-        let Some(n) = crate::name::default_index(name) else { return };
+        let Some(n) = crate::core::name::default_index(name) else { return };
         let kept = &mut *self.0.kept.borrow_mut();
         if let Some(e) = kept.now.get_mut(parent_id).or(kept.old.get_mut(parent_id)) {
             e.hint = e.hint.min(n);

@@ -13,14 +13,14 @@
 use super::machine::{Step, Tree, Wait};
 use super::member::{Kind, Member, MessageSource, Phase};
 use super::{Agent, RunEndInfo, Runtime, RuntimeEvent};
-use crate::catalog::Mode;
-use crate::error::{ErrorCode, Quoted, Result, SubagentError};
-use crate::event;
-use crate::exec::Deferred;
-use crate::json::Value;
-use crate::result::{final_output, stop, text_block, SubagentResult};
+use crate::core::catalog::Mode;
+use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
+use crate::core::event;
+use crate::core::exec::Deferred;
+use crate::core::json::Value;
+use crate::core::result::{final_output, stop, text_block, SubagentResult};
+use crate::core::signal::Signal;
 use crate::runtime::ports::{Turn, TurnOutcome};
-use crate::signal::Signal;
 use std::rc::Rc;
 
 impl Runtime {
@@ -65,7 +65,7 @@ impl Runtime {
         turn: Turn,
         id: u64,
         signal: Signal,
-        schema: Option<Rc<crate::schema::OutputSchema>>,
+        schema: Option<Rc<crate::core::schema::OutputSchema>>,
     ) {
         // The turn's start is on record before the host sees it, so a host that
         // dies mid-turn leaves a start with no end, which the next open reports.
@@ -289,7 +289,7 @@ impl Runtime {
         let (runtime, member, run, slot) = (self.clone(), member.clone(), run.clone(), result.clone());
         self.spawn(Box::pin(async move {
             let outcome = run.result().await.map(|mut r| {
-                r.diagnostic = r.diagnostic.map(crate::result::cut_diagnostic);
+                r.diagnostic = r.diagnostic.map(crate::core::result::cut_diagnostic);
                 r
             });
             slot.set(outcome.clone());
@@ -594,7 +594,7 @@ pub enum WaitEnd {
 fn capture(
     outcome: Result<TurnOutcome>,
     signal: &Signal,
-    schema: Option<&crate::schema::OutputSchema>,
+    schema: Option<&crate::core::schema::OutputSchema>,
 ) -> SubagentResult {
     let o = match outcome {
         Ok(o) => o,
@@ -606,7 +606,7 @@ fn capture(
     let mut result = SubagentResult {
         output: final_output(&o.messages, o.text.as_deref()),
         structured: None,
-        diagnostic: o.diagnostic.map(crate::result::cut_diagnostic),
+        diagnostic: o.diagnostic.map(crate::core::result::cut_diagnostic),
         stop_reason: if o.stop_reason.is_empty() { stop::COMPLETED.to_owned() } else { o.stop_reason },
     };
     if let (Some(schema), true) = (schema, result.stop_reason == stop::COMPLETED) {
@@ -614,7 +614,7 @@ fn capture(
             Some(Ok(())) => result.structured = o.structured,
             Some(Err(why)) => {
                 result.stop_reason = stop::ERROR.to_owned();
-                result.diagnostic = Some(crate::result::cut_diagnostic(format!(
+                result.diagnostic = Some(crate::core::result::cut_diagnostic(format!(
                     "the structured result does not match the output schema: {why}"
                 )));
             }

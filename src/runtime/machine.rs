@@ -27,10 +27,10 @@
 //! | closing | [`Life::left`] | gone |
 
 use super::message::{InboxMessage, Scheduling};
-use crate::exec::Deferred;
-use crate::result::SubagentResult;
-use crate::schema::OutputSchema;
-use crate::signal::Signal;
+use crate::core::exec::Deferred;
+use crate::core::result::SubagentResult;
+use crate::core::schema::OutputSchema;
+use crate::core::signal::Signal;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -393,8 +393,8 @@ impl Tree {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::Value;
-    use crate::result::stop;
+    use crate::core::json::Value;
+    use crate::core::result::stop;
 
     fn message(id: &str, scheduling: Scheduling) -> InboxMessage {
         InboxMessage {

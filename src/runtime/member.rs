@@ -3,11 +3,11 @@
 pub(crate) use super::machine::Phase;
 use super::machine::{Lane, Life};
 pub use super::message::{InboxMessage, MessageSource, Scheduling};
-use crate::exec::{AsyncLock, Deferred};
-use crate::hash::HashSet;
-use crate::result::SubagentResult;
+use crate::core::exec::{AsyncLock, Deferred};
+use crate::core::hash::HashSet;
+use crate::core::result::SubagentResult;
+use crate::core::signal::Signal;
 use crate::runtime::ports::Run;
-use crate::signal::Signal;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::rc::{Rc, Weak};

@@ -2,7 +2,7 @@
 //! it is scheduled. Its own module so the machine and the member (and the
 //! text the runtime renders) share it without depending on each other.
 
-use crate::json::Value;
+use crate::core::json::Value;
 
 /// How an inbox message is scheduled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -59,16 +59,16 @@ pub use member::{Agent, Delivery, InboxMessage, MessageSource, Scheduling, Steer
 pub use recovery::LOST_TURN;
 pub use start::{Activation, ActivationSpec};
 
-use crate::error::{ErrorCode, Quoted, Result, SubagentError};
-use crate::event::{self, SessionEvent};
-use crate::exec::{Deferred, Driver, LocalBoxFuture, Tasks};
-use crate::hash::{HashMap, HashSet};
-use crate::json::Value;
-use crate::listing::{self, Row};
-use crate::name::LEAD;
+use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
+use crate::core::event::{self, SessionEvent};
+use crate::core::exec::{Deferred, Driver, LocalBoxFuture, Tasks};
+use crate::core::hash::{HashMap, HashSet};
+use crate::core::json::Value;
+use crate::core::listing::{self, Row};
+use crate::core::name::LEAD;
+use crate::core::signal::Signal;
+use crate::core::store::{ReadQuery, Store};
 use crate::runtime::ports::{AgentHost, Clock, IdKind, IdSource, Provider};
-use crate::signal::Signal;
-use crate::store::{ReadQuery, Store};
 use machine::Tree;
 use member::{Kind, Member, Phase};
 use std::cell::{Cell, RefCell};
@@ -88,9 +88,9 @@ pub struct RuntimeOptions {
     pub builtin_providers: bool,
     /// What opening a root does about work a stopped host left behind.
     pub recovery: Recovery,
-    /// Size limits on labels, prompts, messages and payloads (`crate::limits`).
-    pub limits: crate::limits::Limits,
-    /// Children's `cwd` stays inside the root's directory (`crate::path::confine`).
+    /// Size limits on labels, prompts, messages and payloads (`crate::core::limits`).
+    pub limits: crate::core::limits::Limits,
+    /// Children's `cwd` stays inside the root's directory (`crate::core::path::confine`).
     pub confine_cwd: bool,
 }
 
@@ -379,7 +379,7 @@ impl Runtime {
         options: RuntimeOptions,
     ) -> (Runtime, Driver) {
         let builtin = options.builtin_providers;
-        let (tasks, driver) = crate::exec::tasks();
+        let (tasks, driver) = crate::core::exec::tasks();
         let runtime = Runtime(Rc::new(Inner {
             store,
             host,
@@ -578,7 +578,7 @@ impl Runtime {
             path: Some(String::new()),
             label: String::new(),
             provider: String::new(),
-            cwd: crate::path::normalize(&cwd),
+            cwd: crate::core::path::normalize(&cwd),
             kind: Kind::Root,
             settlement: None,
             next_seq: Cell::new(log.len),
@@ -666,7 +666,7 @@ impl Runtime {
             Err(crate::err!(
                 Unauthorized,
                 "the {role} handle for {} is not a live member of this runtime",
-                crate::name::quote_truncated(agent.name(), 80)
+                crate::core::name::quote_truncated(agent.name(), 80)
             ))
         }
     }
@@ -1056,7 +1056,7 @@ pub(crate) fn persistence(session: &str, e: SubagentError) -> SubagentError {
     let mut out = crate::err!(
         PersistenceUnavailable,
         "writing session {} failed: {}",
-        crate::name::quote_truncated(session, 80),
+        crate::core::name::quote_truncated(session, 80),
         e.message
     );
     out.cause = cause;
@@ -1093,7 +1093,7 @@ impl LoadedLog {
             }
         }
         let inherited = event::inherited_event_count(events);
-        let catalog = crate::catalog::project(events, inherited)?;
+        let catalog = crate::core::catalog::project(events, inherited)?;
         let start = events
             .iter()
             .rev()
@@ -1150,6 +1150,6 @@ pub(crate) fn parked(events: &[SessionEvent], inherited: u64) -> bool {
         .find(|e| e.kind == event::TURN_START || e.kind == event::TURN_END);
     last.is_some_and(|e| {
         e.kind == event::TURN_END
-            && e.payload.get("stopReason").and_then(Value::as_str) == Some(crate::result::stop::ABORTED)
+            && e.payload.get("stopReason").and_then(Value::as_str) == Some(crate::core::result::stop::ABORTED)
     })
 }

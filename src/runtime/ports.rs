@@ -3,13 +3,13 @@
 //! a clock and an id source. The wasm bridge implements each with JS objects;
 //! native tests implement them in Rust.
 
-use crate::error::Result;
-use crate::event::SessionEvent;
-use crate::exec::LocalBoxFuture;
-use crate::json::Value;
-use crate::result::SubagentResult;
+use crate::core::error::Result;
+use crate::core::event::SessionEvent;
+use crate::core::exec::LocalBoxFuture;
+use crate::core::json::Value;
+use crate::core::result::SubagentResult;
+use crate::core::signal::Signal;
 use crate::runtime::{Agent, InboxMessage, SteerInbox};
-use crate::signal::Signal;
 
 /// Milliseconds since the Unix epoch.
 pub trait Clock {
@@ -73,7 +73,7 @@ impl Turn {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TurnOutcome {
     pub stop_reason: String,
-    /// Assistant messages' contents, in order (see [`crate::result::final_output`]).
+    /// Assistant messages' contents, in order (see [`crate::core::result::final_output`]).
     pub messages: Vec<Value>,
     /// The accumulated assistant text stream.
     pub text: Option<String>,

@@ -2,13 +2,13 @@
 //! with its parent's completed-turn prefix). Both are local: they contribute
 //! creation data only, and the runtime owns everything after.
 
-use crate::error::{Quoted, Result};
-use crate::event::{self, SessionEvent};
-use crate::exec::LocalBoxFuture;
+use crate::core::error::{Quoted, Result};
+use crate::core::event::{self, SessionEvent};
+use crate::core::exec::LocalBoxFuture;
+use crate::core::store::{ReadQuery, Store};
 use crate::runtime::ports::{
     Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest,
 };
-use crate::store::{ReadQuery, Store};
 use std::rc::Rc;
 
 pub const SPAWN: &str = "spawn";

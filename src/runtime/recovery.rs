@@ -13,12 +13,12 @@
 
 use super::member::{InboxMessage, Member};
 use super::{Recovery, Runtime};
-use crate::catalog::Mode;
-use crate::event;
-use crate::listing::Row;
-use crate::result::{stop, SubagentResult};
-use crate::signal::Signal;
-use crate::store::ReadQuery;
+use crate::core::catalog::Mode;
+use crate::core::event;
+use crate::core::listing::Row;
+use crate::core::result::{stop, SubagentResult};
+use crate::core::signal::Signal;
+use crate::core::store::ReadQuery;
 use std::rc::Rc;
 
 /// The diagnostic of a turn the host never finished.
@@ -96,7 +96,7 @@ impl Runtime {
     /// stays in its log and the next message resumes it.
     async fn scan(&self, root_id: &str) {
         let never = Signal::never();
-        let Ok(rows) = crate::listing::list_descendants(&*self.0.store, root_id, &never).await else { return };
+        let Ok(rows) = crate::core::listing::list_descendants(&*self.0.store, root_id, &never).await else { return };
         let candidates: Vec<usize> =
             (0..rows.len()).filter(|&i| matches!(&rows[i], Row::Child(c) if c.mode == Mode::Continuable)).collect();
         let query =
@@ -131,7 +131,7 @@ impl Runtime {
                 }
             }
         }
-        match crate::store::read_each(&*self.0.store, ids, query, &query.signal).await {
+        match crate::core::store::read_each(&*self.0.store, ids, query, &query.signal).await {
             Ok(results) => results.into_iter().map(|r| r.ok().flatten()).collect(),
             Err(_) => ids.iter().map(|_| None).collect(),
         }

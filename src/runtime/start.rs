@@ -15,17 +15,17 @@
 
 use super::member::{self, Delivery, InboxMessage, Kind, Member, MessageSource, Scheduling, Settlement};
 use super::{Agent, RunInfo, Runtime, RuntimeEvent};
-use crate::catalog::{CatalogEntry, Mode};
-use crate::error::{Quoted, Result, SubagentError};
-use crate::event::{self, SessionEvent};
-use crate::exec::Deferred;
-use crate::json::{Value, MAX_SAFE_INTEGER};
-use crate::name::{self, AgentName};
-use crate::result::{normalize_content, SubagentResult};
+use crate::core::catalog::{CatalogEntry, Mode};
+use crate::core::error::{Quoted, Result, SubagentError};
+use crate::core::event::{self, SessionEvent};
+use crate::core::exec::Deferred;
+use crate::core::json::{Value, MAX_SAFE_INTEGER};
+use crate::core::name::{self, AgentName};
+use crate::core::result::{normalize_content, SubagentResult};
+use crate::core::schema::OutputSchema;
+use crate::core::signal::Signal;
+use crate::core::store::ReadQuery;
 use crate::runtime::ports::{ContinuableCreateRequest, IdKind, Provider, Run, StartRequest};
-use crate::schema::OutputSchema;
-use crate::signal::Signal;
-use crate::store::ReadQuery;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
@@ -198,7 +198,7 @@ impl Runtime {
                 return Err(crate::err!(
                     InvalidArgument,
                     "maxDepth must be a non-negative safe integer, not {}",
-                    crate::json::number_text(d)
+                    crate::core::json::number_text(d)
                 ))
             }
         };
@@ -246,7 +246,7 @@ impl Runtime {
         }
 
         let root_cwd = self.0.state.borrow().members.get(&parent.root_id).map(|r| r.cwd.clone());
-        let cwd = crate::path::confine(
+        let cwd = crate::core::path::confine(
             root_cwd.as_deref().unwrap_or("/"),
             &parent.cwd,
             spec.cwd.as_deref(),
@@ -270,7 +270,7 @@ impl Runtime {
         if tree.draining {
             return Err(crate::err!(Draining, "this tree is draining and admits no new children"));
         }
-        let no_reservations = crate::hash::HashSet::default();
+        let no_reservations = crate::core::hash::HashSet::default();
         let reserved = st.reservations.get(&parent.id).unwrap_or(&no_reservations);
         let committed = parent.child_names.borrow();
         let name = match requested_name {
@@ -358,7 +358,7 @@ impl Runtime {
     }
 
     fn child_names(&self, admission: &Admission, child_id: &str) -> (String, Option<String>) {
-        let path = crate::name::join_path(admission.parent.path.as_deref(), Some(&admission.name));
+        let path = crate::core::name::join_path(admission.parent.path.as_deref(), Some(&admission.name));
         (path.clone().unwrap_or_else(|| child_id.to_owned()), path)
     }
 
@@ -561,7 +561,7 @@ impl Runtime {
     /// after an abort is disposed in the background, never leaked.
     async fn race_start(
         &self,
-        start: crate::exec::LocalBoxFuture<'static, Result<Box<dyn Run>>>,
+        start: crate::core::exec::LocalBoxFuture<'static, Result<Box<dyn Run>>>,
         signal: &Signal,
     ) -> Result<Box<dyn Run>> {
         signal.check()?;
@@ -657,10 +657,10 @@ impl Run for SharedRun {
     fn id(&self) -> String {
         self.0.id()
     }
-    fn result(&self) -> crate::exec::LocalBoxFuture<'static, Result<SubagentResult>> {
+    fn result(&self) -> crate::core::exec::LocalBoxFuture<'static, Result<SubagentResult>> {
         self.0.result()
     }
-    fn dispose(&self) -> crate::exec::LocalBoxFuture<'static, Result<()>> {
+    fn dispose(&self) -> crate::core::exec::LocalBoxFuture<'static, Result<()>> {
         self.0.dispose()
     }
 }

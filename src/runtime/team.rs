@@ -2,10 +2,10 @@
 //! the root's log. Storage keeps `ownerId` (a Session id); everything shown
 //! to a model reports the owner's full name.
 
-use crate::error::Result;
-use crate::event::SessionEvent;
-use crate::hash::HashMap;
-use crate::json::Value;
+use crate::core::error::Result;
+use crate::core::event::SessionEvent;
+use crate::core::hash::HashMap;
+use crate::core::json::Value;
 
 /// The event type of task board changes.
 pub const TASK_EVENT: &str = "team/task";
@@ -136,7 +136,7 @@ pub fn check_status(status: &str) -> Result<()> {
         Err(crate::err!(
             InvalidArgument,
             "task status {} must be one of {}",
-            crate::name::quote_truncated(status, 80),
+            crate::core::name::quote_truncated(status, 80),
             STATUSES.join(", ")
         ))
     }

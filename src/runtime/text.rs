@@ -2,7 +2,7 @@
 //! full name; agents' messages are framed as data from another agent, never
 //! as instructions from the user.
 
-use crate::result::{content_text, stop, SubagentResult};
+use crate::core::result::{content_text, stop, SubagentResult};
 use crate::runtime::{InboxMessage, MessageSource};
 
 /// One line on how a child ended.
@@ -101,8 +101,8 @@ pub fn return_guidance(parent: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::Value;
-    use crate::result::text_block;
+    use crate::core::json::Value;
+    use crate::core::result::text_block;
 
     #[test]
     fn one_summary_line_per_stop_reason() {

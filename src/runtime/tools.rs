@@ -6,15 +6,15 @@
 //! `reviewer/checker`) or Session id; names are resolved, then authorized by
 //! the runtime with the caller's exact handle.
 
-use crate::error::{ErrorCode, Result, SubagentError};
-use crate::json::Value;
-use crate::listing::Row;
-use crate::name::LEAD;
+use crate::core::error::{ErrorCode, Result, SubagentError};
+use crate::core::json::Value;
+use crate::core::listing::Row;
+use crate::core::name::LEAD;
+use crate::core::signal::Signal;
+use crate::core::store::ReadQuery;
 use crate::runtime::ports::Provider;
 use crate::runtime::team::{self, TaskChange};
 use crate::runtime::{ActivationSpec, Agent, Delivery, InterruptAuthority, LiveRow, Runtime};
-use crate::signal::Signal;
-use crate::store::ReadQuery;
 use std::rc::Rc;
 
 /// A tool as handed to a model.
@@ -176,7 +176,7 @@ impl Toolset {
         // One refusal for everything outside the caller's tree, live, cold or absent:
         // whether another tree's session is running is not the caller's to learn.
         if !target.in_tree {
-            return Err(crate::listing::not_a_member(&agent));
+            return Err(crate::core::listing::not_a_member(&agent));
         }
         let receipt = self.runtime.interrupt(&target.id, InterruptAuthority::Ancestor(&self.agent))?;
         let content = if receipt.signalled {
@@ -213,7 +213,7 @@ impl Toolset {
         // The root's reachable continuable descendants (seed 003): external runs
         // cannot be messaged, so they are not listed; diagnostics still are.
         let listed = |r: &&LiveRow| match &r.row {
-            Row::Child(c) => c.mode != crate::catalog::Mode::External,
+            Row::Child(c) => c.mode != crate::core::catalog::Mode::External,
             Row::Diagnostic(_) => true,
         };
         for live in rows.iter().filter(listed).filter(|r| descendants || r.row.depth() == 1) {
@@ -390,7 +390,7 @@ impl Toolset {
         if target.in_tree {
             Ok(target)
         } else {
-            Err(crate::listing::not_a_member(text))
+            Err(crate::core::listing::not_a_member(text))
         }
     }
 
@@ -437,7 +437,7 @@ struct Resolved {
 
 /// Model input quoted in a refusal, bounded so a huge input never comes back whole.
 fn quote(text: &str) -> String {
-    crate::name::quote_truncated(text, 80)
+    crate::core::name::quote_truncated(text, 80)
 }
 
 /// A sentence for the model: the error, plus how to fix naming mistakes.

@@ -4,13 +4,13 @@
 //! through the host or the providers.
 
 use super::rng::Rng;
-use crate::error::Result;
-use crate::exec::{yield_now, Deferred};
-use crate::json::Value;
-use crate::listing::{self, ChildRow, Row};
-use crate::result::SubagentResult;
-use crate::signal::Signal;
-use crate::store::{MemoryStore, ReadQuery};
+use crate::core::error::Result;
+use crate::core::exec::{yield_now, Deferred};
+use crate::core::json::Value;
+use crate::core::listing::{self, ChildRow, Row};
+use crate::core::result::SubagentResult;
+use crate::core::signal::Signal;
+use crate::core::store::{MemoryStore, ReadQuery};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -235,7 +235,9 @@ impl Ctx {
         for root in &self.roots {
             let (store, id) = (self.inner.clone(), root.clone());
             let listed =
-                crate::exec::block_on(async move { listing::list_descendants(&*store, &id, &Signal::never()).await });
+                crate::core::exec::block_on(
+                    async move { listing::list_descendants(&*store, &id, &Signal::never()).await },
+                );
             match listed {
                 Ok(r) => {
                     rows.insert(root.clone(), r);
@@ -248,7 +250,7 @@ impl Ctx {
 
     /// Settlement notices from `child` in `parent`'s log.
     pub fn notices_in_log(&self, parent: &str, child: &str) -> u32 {
-        let events = self.inner.read_now(parent, &ReadQuery::types(&[crate::event::MESSAGE], &Signal::never()));
+        let events = self.inner.read_now(parent, &ReadQuery::types(&[crate::core::event::MESSAGE], &Signal::never()));
         let from = |e: &&crate::SessionEvent| {
             let source = e.payload.get("source");
             let field = |k: &str| source.and_then(|s| s.get(k)).and_then(Value::as_str);
@@ -260,14 +262,14 @@ impl Ctx {
     /// The own catalog names of one session, from the store.
     /// The `delivery` a child's own `session/start` records.
     pub fn logged_delivery(&self, child: &str) -> Option<String> {
-        let query = ReadQuery::types(&[crate::event::SESSION_START], &Signal::never());
+        let query = ReadQuery::types(&[crate::core::event::SESSION_START], &Signal::never());
         let starts = self.inner.read_now(child, &query)?;
         starts.last()?.payload.get("delivery").and_then(Value::as_str).map(str::to_owned)
     }
 
     pub fn committed_names(&self, session: &str) -> Vec<String> {
         let events = self.inner.read_now(session, &ReadQuery::default()).unwrap_or_default();
-        crate::catalog::project_log(&events)
+        crate::core::catalog::project_log(&events)
             .map(|entries| entries.into_iter().filter_map(|e| e.name.map(|n| n.into_string())).collect())
             .unwrap_or_default()
     }
@@ -318,7 +320,7 @@ impl Model {
     /// The full name the runtime should give a member: `lead`, its path, or its id.
     pub fn full_name(&self, id: &str) -> Option<String> {
         if self.rows.contains_key(id) {
-            return Some(crate::name::LEAD.to_owned());
+            return Some(crate::core::name::LEAD.to_owned());
         }
         self.child(id).map(|c| c.path_string().unwrap_or_else(|| c.id.clone()))
     }
@@ -350,7 +352,7 @@ impl Model {
 
 /// A text content block array.
 pub fn text(s: &str) -> Value {
-    Value::Array(vec![crate::result::text_block(s)])
+    Value::Array(vec![crate::core::result::text_block(s)])
 }
 
 /// One external run's state (the providers' runs), kept in the world for the

@@ -6,14 +6,14 @@ use super::ctx::{text, Accepted, CreatedTask, Ctx, Model};
 use super::host::{check_sent, choose_name, schema, SimHost};
 use super::providers::{SimExt, SimLocal, SimSpawner, EXTERNAL, LOCAL};
 use super::store::FaultStore;
-use crate::error::{ErrorCode, Result};
-use crate::exec::{Deferred, LocalBoxFuture, LocalExecutor};
-use crate::json::Value;
-use crate::name::{is_valid_name, AgentRef};
-use crate::result::SubagentResult;
+use crate::core::error::{ErrorCode, Result};
+use crate::core::exec::{Deferred, LocalBoxFuture, LocalExecutor};
+use crate::core::json::Value;
+use crate::core::name::{is_valid_name, AgentRef};
+use crate::core::result::SubagentResult;
+use crate::core::signal::Signal;
 use crate::runtime::tools::{INTERRUPT_AGENT, SEND_MESSAGE, TASK_CREATE};
 use crate::runtime::{Activation, ActivationSpec, Agent, Delivery, InterruptAuthority, RuntimeEvent, Scheduling};
-use crate::signal::Signal;
 use crate::testkit::{ManualClock, SeqIds};
 use crate::{Runtime, RuntimeOptions};
 use std::cell::{Cell, RefCell};
@@ -167,7 +167,7 @@ fn on_event(ctx: &Ctx, event: &RuntimeEvent) {
             c.1 += 1;
             ctx.ops.bump("event.subagent_end");
             let k = c.1;
-            if end.error.is_some() && end.stop_reason != crate::result::stop::ERROR {
+            if end.error.is_some() && end.stop_reason != crate::core::result::stop::ERROR {
                 ctx.violation(format!("subagent/end for {id} reports an error with stop reason {}", end.stop_reason));
             }
             ctx.note(|| format!("end {} ({id}): {} {:?}", end.info.name, end.stop_reason, end.error));
@@ -510,7 +510,7 @@ impl Epoch {
 
     /// The full name a new child of `parent_name` gets for `leaf`.
     fn expected_name(parent_name: &str, leaf: &str) -> String {
-        if parent_name == crate::name::LEAD {
+        if parent_name == crate::core::name::LEAD {
             leaf.to_owned()
         } else {
             format!("{parent_name}/{leaf}")
@@ -537,7 +537,7 @@ impl Epoch {
             ctx.violation(format!("a child of {parent_name} asked for {requested:?} and was named {name:?}"));
         }
         let events = ctx.inner.read_now(parent.session_id(), &Default::default()).unwrap_or_default();
-        let entries = crate::catalog::project_log(&events).unwrap_or_default();
+        let entries = crate::core::catalog::project_log(&events).unwrap_or_default();
         let facts = entries.iter().filter(|e| e.id == id).count();
         let expected = usize::from(listed);
         if facts != expected {

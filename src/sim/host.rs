@@ -5,11 +5,11 @@
 
 use super::ctx::{Accepted, Ctx};
 use super::providers::random_stop;
-use crate::error::{ErrorCode, Result, SubagentError};
-use crate::exec::{yield_now, LocalBoxFuture};
-use crate::json::Value;
-use crate::name::is_valid_name;
-use crate::result::stop;
+use crate::core::error::{ErrorCode, Result, SubagentError};
+use crate::core::exec::{yield_now, LocalBoxFuture};
+use crate::core::json::Value;
+use crate::core::name::is_valid_name;
+use crate::core::result::stop;
 use crate::runtime::ports::{AgentHost, Turn, TurnOutcome};
 use crate::runtime::tools::{ToolResult, INTERRUPT_AGENT, LIST_AGENTS, SEND_MESSAGE};
 use crate::runtime::{InboxMessage, Runtime, WaitEnd};

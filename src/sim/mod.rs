@@ -5,7 +5,7 @@
 //! commit reported as a failure) and stale (a read's snapshot handed back
 //! after later appends), and external runs answer after their disposal. The same seed
 //! replays the same run: one [`rng::Rng`] decides everything and the
-//! [`crate::exec::LocalExecutor`] runs tasks in FIFO order.
+//! [`crate::core::exec::LocalExecutor`] runs tasks in FIFO order.
 //!
 //! A seed runs one to `max_epochs` runtimes ("epochs") over one store. Each
 //! epoch opens the roots, runs a workload of concurrent operations (each
@@ -61,10 +61,10 @@ mod store;
 
 pub use ctx::Rates;
 
-use crate::error::ErrorCode;
-use crate::event;
-use crate::json::Value;
-use crate::store::ReadQuery;
+use crate::core::error::ErrorCode;
+use crate::core::event;
+use crate::core::json::Value;
+use crate::core::store::ReadQuery;
 use crate::RuntimeOptions;
 use ctx::Ctx;
 use driver::Epoch;
@@ -272,7 +272,7 @@ fn check_idle(ctx: &Ctx, epoch: &Rc<Epoch>) {
 }
 
 /// Held activations that settled: `result` and `subagent/end` agree.
-fn check_activations(ctx: &Ctx, epoch: &Rc<Epoch>, exec: &crate::exec::LocalExecutor, all: bool) {
+fn check_activations(ctx: &Ctx, epoch: &Rc<Epoch>, exec: &crate::core::exec::LocalExecutor, all: bool) {
     let held: Vec<Rc<driver::Held>> = epoch.held.borrow().clone();
     for held in held {
         let result = held.result.borrow().clone();
@@ -314,7 +314,7 @@ fn check_activations(ctx: &Ctx, epoch: &Rc<Epoch>, exec: &crate::exec::LocalExec
 
 /// After every tree drained and closed: nothing resident, every start ended,
 /// every held result settled, every external run disposed.
-fn check_drained(ctx: &Ctx, epoch: &Rc<Epoch>, exec: &crate::exec::LocalExecutor) {
+fn check_drained(ctx: &Ctx, epoch: &Rc<Epoch>, exec: &crate::core::exec::LocalExecutor) {
     let resident = epoch.rt.resident();
     if !resident.is_empty() {
         ctx.violation(format!("members still resident after every tree closed: {resident:?}"));
@@ -401,7 +401,7 @@ fn check_store(ctx: &Ctx) {
         if log.iter().enumerate().any(|(i, e)| e.seq != i as u64) {
             ctx.violation(format!("session {session} has a broken log"));
         }
-        match crate::catalog::project_log(&log) {
+        match crate::core::catalog::project_log(&log) {
             Ok(entries) => {
                 for entry in entries.iter().filter(|e| e.mode == crate::Mode::Continuable) {
                     if ctx.inner.len(&entry.id) == 0 {

@@ -4,15 +4,15 @@
 //! Also the spawner that lets a "crashed" runtime's tasks be dropped.
 
 use super::ctx::{text, Ctx, RunState};
-use crate::error::{ErrorCode, Result, SubagentError};
-use crate::event::SessionEvent;
-use crate::exec::{Deferred, LocalBoxFuture, LocalExecutor};
-use crate::json::Value;
-use crate::result::{stop, SubagentResult};
+use crate::core::error::{ErrorCode, Result, SubagentError};
+use crate::core::event::SessionEvent;
+use crate::core::exec::{Deferred, LocalBoxFuture, LocalExecutor};
+use crate::core::json::Value;
+use crate::core::result::{stop, SubagentResult};
+use crate::core::signal::Signal;
 use crate::runtime::ports::{
     Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest,
 };
-use crate::signal::Signal;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -188,7 +188,7 @@ impl Provider for SimExt {
                     if signal.is_aborted() || run.stop.is_aborted() {
                         break;
                     }
-                    crate::exec::yield_now().await;
+                    crate::core::exec::yield_now().await;
                 }
                 let outcome = if signal.is_aborted() || run.stop.is_aborted() {
                     Ok(SubagentResult::new(stop::ABORTED))

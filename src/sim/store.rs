@@ -9,10 +9,10 @@
 //! writes event by event and crashes (or times out) mid-batch would.
 
 use super::ctx::Ctx;
-use crate::error::{ErrorCode, Result, SubagentError};
-use crate::event::SessionEvent;
-use crate::exec::LocalBoxFuture;
-use crate::store::{ReadQuery, ReadResult, Store};
+use crate::core::error::{ErrorCode, Result, SubagentError};
+use crate::core::event::SessionEvent;
+use crate::core::exec::LocalBoxFuture;
+use crate::core::store::{ReadQuery, ReadResult, Store};
 use std::rc::Rc;
 
 pub struct FaultStore {

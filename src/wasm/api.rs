@@ -9,14 +9,14 @@ use super::convert::{
 use super::error::{invalid, to_js};
 use super::signal::Link;
 use super::store::JsStore;
-use crate::catalog;
-use crate::error::{ErrorCode, Quoted, Result, SubagentError};
-use crate::name::{self, AgentRef};
+use crate::core::catalog;
+use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
+use crate::core::name::{self, AgentRef};
 use js_sys::{Array, JsString, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 #[cfg(feature = "runtime")]
-use {super::future_to_promise, crate::listing, crate::store::Store};
+use {super::future_to_promise, crate::core::listing, crate::core::store::Store};
 
 type JsResult<T> = std::result::Result<T, JsValue>;
 
@@ -116,10 +116,11 @@ type CallStore = JsStore;
 /// lite build's JS loop listens to it itself).
 fn prepare(store: &JsValue, root: &JsValue, options: &JsValue) -> Result<(CallStore, String, Link)> {
     #[cfg(feature = "runtime")]
-    let store: CallStore = match super::native::native_store(store, "store", crate::limits::MAX_STORED_EVENT_BYTES)? {
-        Some(native) => Box::new(native),
-        None => Box::new(JsStore::new(store, "store")?),
-    };
+    let store: CallStore =
+        match super::native::native_store(store, "store", crate::core::limits::MAX_STORED_EVENT_BYTES)? {
+            Some(native) => Box::new(native),
+            None => Box::new(JsStore::new(store, "store")?),
+        };
     #[cfg(not(feature = "runtime"))]
     let store = JsStore::new(store, "store")?;
     let root = id_arg(root, "rootSessionId")?;

@@ -6,9 +6,9 @@ use super::convert::{
 };
 use super::error::{invalid, to_js};
 use super::signal::Link;
-use crate::error::{Result, SubagentError};
-use crate::json::{Value, MAX_SAFE_INTEGER};
-use crate::limits::Limits;
+use crate::core::error::{Result, SubagentError};
+use crate::core::json::{Value, MAX_SAFE_INTEGER};
+use crate::core::limits::Limits;
 use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
@@ -35,7 +35,7 @@ pub(super) fn reject(e: SubagentError) -> Promise {
 /// core checks the limits again, with the block count, where it enters.
 pub(super) fn content_arg(value: &JsValue, what: &str, bytes: usize, limit: &'static str) -> Result<Value> {
     let v = value_within(value, Budget::new(bytes, limit).lenient()).map_err(|e| e.error(what))?;
-    crate::result::normalize_content(v).ok_or_else(|| {
+    crate::core::result::normalize_content(v).ok_or_else(|| {
         invalid(format!("{what} must be a string or an array of content blocks with a type, not {}", describe(value)))
     })
 }
@@ -71,7 +71,7 @@ pub(super) fn opt_cwd(obj: &JsValue, key: &str, what: &str) -> Result<Option<Str
 pub(super) fn limits_arg(value: &JsValue) -> Result<Limits> {
     let mut limits = Limits::default();
     let Some(obj) = options_arg(value, "options.limits")? else { return Ok(limits) };
-    for spec in crate::limits::CONFIGURABLE {
+    for spec in crate::core::limits::CONFIGURABLE {
         let v = get(&obj, spec.key, "options.limits")?;
         if v.is_undefined() {
             continue;

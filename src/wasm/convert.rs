@@ -9,13 +9,13 @@
 //! for input.) Output objects are built fresh, with optional fields absent.
 
 use super::error::invalid;
-use crate::catalog::CatalogEntry;
-use crate::error::{ErrorCode, Quoted, Result, SubagentError};
-use crate::event::SessionEvent;
-use crate::json::{Value, MAX_SAFE_INTEGER};
-use crate::limits::{MAX_ID_BYTES, MAX_NESTING, MAX_READ_BYTES};
-use crate::listing::{FullName, PathStack, Row};
-use crate::name::AgentRef;
+use crate::core::catalog::CatalogEntry;
+use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
+use crate::core::event::SessionEvent;
+use crate::core::json::{Value, MAX_SAFE_INTEGER};
+use crate::core::limits::{MAX_ID_BYTES, MAX_NESTING, MAX_READ_BYTES};
+use crate::core::listing::{FullName, PathStack, Row};
+use crate::core::name::AgentRef;
 use js_sys::{Array, JsString, Object, Reflect};
 use std::fmt;
 use wasm_bindgen::prelude::*;
@@ -40,7 +40,7 @@ extern "C" {
     /// (about 20 KB) stays out of the wasm. Cannot throw for a number.
     #[wasm_bindgen(js_name = String)]
     pub(crate) fn number_text(n: f64) -> String;
-    /// `Number(text)` for JSON number text (see [`crate::json::set_number_parser`]).
+    /// `Number(text)` for JSON number text (see [`crate::core::json::set_number_parser`]).
     #[wasm_bindgen(js_name = Number)]
     fn number_of(text: &str) -> f64;
 }
@@ -99,7 +99,7 @@ impl fmt::Display for Refused {
 }
 
 /// How much JS data one conversion may copy into the heap, measured as
-/// [`crate::limits::json_size`] counts it, and the limit that sets it.
+/// [`crate::core::limits::json_size`] counts it, and the limit that sets it.
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
     pub bytes: usize,
@@ -283,9 +283,9 @@ pub fn cwd_arg(value: &JsValue, what: &str) -> Result<String> {
     if !value.is_string() {
         return Err(invalid(format!("{what} must be a string, not {}", describe(value))));
     }
-    let max = crate::limits::MAX_CWD_BYTES;
+    let max = crate::core::limits::MAX_CWD_BYTES;
     let path = bounded_string(value, max, "cwdBytes", true).map_err(|r| r.error(what))?.unwrap_or_default();
-    crate::path::check_text(what, &path)?;
+    crate::core::path::check_text(what, &path)?;
     Ok(path)
 }
 
@@ -348,7 +348,7 @@ pub fn strings_arg(value: &JsValue, what: &str) -> Result<Vec<String>> {
 
 /// The default budget of JS data with no more specific limit (options, schemas, payloads).
 pub fn default_budget() -> Budget {
-    Budget::new(crate::limits::Limits::default().event_payload_bytes, "eventPayloadBytes")
+    Budget::new(crate::core::limits::Limits::default().event_payload_bytes, "eventPayloadBytes")
 }
 
 /// JS data to a JSON value within the default budget (strict Unicode).
@@ -535,11 +535,11 @@ pub struct EventBudget {
 impl Default for EventBudget {
     /// Without a runtime's limits: any event a runtime could have written.
     fn default() -> Self {
-        EventBudget { payload_bytes: crate::limits::MAX_STORED_EVENT_BYTES }
+        EventBudget { payload_bytes: crate::core::limits::MAX_STORED_EVENT_BYTES }
     }
 }
 
-pub use crate::limits::MAX_EVENT_TYPE_BYTES;
+pub use crate::core::limits::MAX_EVENT_TYPE_BYTES;
 
 /// An event's `type` read without copying more than [`MAX_EVENT_TYPE_BYTES`]; `None` when absent or not a string.
 pub fn event_type(value: &JsValue) -> Option<String> {

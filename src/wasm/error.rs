@@ -6,7 +6,7 @@
 //! - [`JsCause`]: a JS value a store threw or rejected with, attached as `cause`;
 //! - [`Passthrough`]: a `SubagentError` a store threw itself, rethrown unchanged.
 
-use crate::error::{ErrorCode, HostCause, SubagentError};
+use crate::core::error::{ErrorCode, HostCause, SubagentError};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 

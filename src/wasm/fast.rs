@@ -10,11 +10,11 @@
 //! accepts or refuses with its own sentence, so the two paths agree on what
 //! they accept and error text never depends on the path taken.
 
-use crate::catalog::CatalogEntry;
-use crate::event::SessionEvent;
-use crate::json::{parse, write_json_string, Value};
-use crate::limits::{json_size, MAX_EVENT_TYPE_BYTES, MAX_NESTING as MAX_DEPTH, MAX_READ_BYTES};
-use crate::listing::{PathStack, Row};
+use crate::core::catalog::CatalogEntry;
+use crate::core::event::SessionEvent;
+use crate::core::json::{parse, write_json_string, Value};
+use crate::core::limits::{json_size, MAX_EVENT_TYPE_BYTES, MAX_NESTING as MAX_DEPTH, MAX_READ_BYTES};
+use crate::core::listing::{PathStack, Row};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/wasm/js/json.js")]

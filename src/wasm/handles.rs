@@ -11,7 +11,7 @@
 //! The wrappers below keep the plain signatures the rest of the bridge calls.
 
 use super::convert::{describe, get};
-use crate::error::{ErrorCode, Result, SubagentError};
+use crate::core::error::{ErrorCode, Result, SubagentError};
 use crate::runtime::{Agent, Runtime};
 use js_sys::{Array, Promise};
 use std::cell::RefCell;
@@ -185,12 +185,12 @@ pub(super) fn agent_from_js(rt: &Runtime, rt_id: u32, value: &JsValue, role: &st
             let next = if name == "lead" {
                 format!(
                     "open the root again with openRoot({{ sessionId: {} }}) and use the handle it returns",
-                    crate::name::quote_truncated(&id, 80)
+                    crate::core::name::quote_truncated(&id, 80)
                 )
             } else {
                 format!(
                     "take a live one with runtime.reopen(root, {}) (held until release()), or use turn.agent in its next turn",
-                    crate::name::quote_truncated(&name, 80)
+                    crate::core::name::quote_truncated(&name, 80)
                 )
             };
             Err(refuse(format!(
@@ -204,10 +204,10 @@ pub(super) fn agent_from_js(rt: &Runtime, rt_id: u32, value: &JsValue, role: &st
 /// `agent "reviewer/checker" (Session "<id>")`, or `Session "<id>"` for a
 /// member whose full name is its Session id.
 pub(super) fn member_ref(name: &str, id: &str) -> String {
-    let session = crate::name::quote_truncated(id, 80);
+    let session = crate::core::name::quote_truncated(id, 80);
     if name == id {
         format!("Session {session}")
     } else {
-        format!("agent {} (Session {session})", crate::name::quote_truncated(name, 200))
+        format!("agent {} (Session {session})", crate::core::name::quote_truncated(name, 200))
     }
 }

@@ -11,9 +11,9 @@
 use super::error::{settle, to_js};
 use super::signal::Link;
 use super::store::JsStore;
-use crate::error::{Result, SubagentError};
-use crate::listing::{Lister, Resolver, MAX_CONCURRENT_READS};
-use crate::store::{ReadQuery, ReadResult};
+use crate::core::error::{Result, SubagentError};
+use crate::core::listing::{Lister, Resolver, MAX_CONCURRENT_READS};
+use crate::core::store::{ReadQuery, ReadResult};
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 

@@ -72,8 +72,8 @@ pub fn future_to_promise(
 /// forbids randomness at module top level).
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 fn start() {
-    crate::json::set_number_formatter(convert::number_text);
-    crate::json::set_number_parser(convert::number_value);
+    crate::core::json::set_number_formatter(convert::number_text);
+    crate::core::json::set_number_parser(convert::number_value);
     // Installed while the module is instantiated: the dispatcher claims the
     // handle module's capability before any other code can import and claim it.
     #[cfg(feature = "runtime")]

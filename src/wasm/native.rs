@@ -21,12 +21,12 @@
 
 use super::convert::is_objectish;
 use super::error::{invalid, settle, to_js, Passthrough};
-use crate::error::{ErrorCode, HostCause, Quoted, Result, SubagentError};
-use crate::event::SessionEvent;
-use crate::exec::LocalBoxFuture;
-use crate::limits::{json_size, MAX_READ_BYTES};
-use crate::name::quote_truncated;
-use crate::store::{MemoryStore, ReadQuery, ReadResult, Store};
+use crate::core::error::{ErrorCode, HostCause, Quoted, Result, SubagentError};
+use crate::core::event::SessionEvent;
+use crate::core::exec::LocalBoxFuture;
+use crate::core::limits::{json_size, MAX_READ_BYTES};
+use crate::core::name::quote_truncated;
+use crate::core::store::{MemoryStore, ReadQuery, ReadResult, Store};
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;

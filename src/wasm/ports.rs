@@ -13,10 +13,10 @@ use super::handles::{agent_to_js, make_turn, member_ref, quiet};
 use super::registry::limits_of;
 use super::store::js_signal;
 use super::values::message_to_js;
-use crate::error::{ErrorCode, Quoted, Result};
-use crate::exec::LocalBoxFuture;
-use crate::json::Value;
-use crate::result::SubagentResult;
+use crate::core::error::{ErrorCode, Quoted, Result};
+use crate::core::exec::LocalBoxFuture;
+use crate::core::json::Value;
+use crate::core::result::SubagentResult;
 use crate::runtime::ports::{
     AgentHost, Capabilities, Clock, ContinuableCreateRequest, ContinuableCreateSpec, IdKind, IdSource, Provider, Run,
     StartRequest, Turn, TurnOutcome,
@@ -100,7 +100,7 @@ impl AgentHost for JsHost {
             settled(call_method(&obj, "release", &[JsValue::from_str(&id)])).await.map(|_| ()).map_err(|e| {
                 from_thrown(
                     ErrorCode::ActivationTeardownFailed,
-                    format!("host.release failed for Session {}", crate::name::quote_truncated(&id, 80)),
+                    format!("host.release failed for Session {}", crate::core::name::quote_truncated(&id, 80)),
                     e,
                 )
             })
@@ -428,11 +428,11 @@ fn result_from_value(value: &JsValue, v: &Value) -> std::result::Result<Subagent
     };
     let output = match v.get("output") {
         None | Some(Value::Null) => Value::Array(Vec::new()),
-        Some(o) => crate::result::normalize_content(o.clone()).ok_or("an output that is not content blocks")?,
+        Some(o) => crate::core::result::normalize_content(o.clone()).ok_or("an output that is not content blocks")?,
     };
     let diagnostic = match v.get("diagnostic") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(crate::result::cut_diagnostic(s.clone())),
+        Some(Value::String(s)) => Some(crate::core::result::cut_diagnostic(s.clone())),
         Some(_) => return Err("a diagnostic that is not a string".into()),
     };
     Ok(SubagentResult {

@@ -17,13 +17,13 @@ use super::signal::Link;
 use super::store::JsStore;
 use super::tools::tools_for;
 use super::values::{event_to_js, live_row_to_js, provider_to_js, result_to_js, EVENT_TYPES};
-use crate::error::{ErrorCode, Result, SubagentError};
-use crate::json::Value;
-use crate::limits::MAX_TREE_DEPTH;
+use crate::core::error::{ErrorCode, Result, SubagentError};
+use crate::core::json::Value;
+use crate::core::limits::MAX_TREE_DEPTH;
+use crate::core::store::Store;
 use crate::runtime::{
     ActivationSpec, Agent, Delivery, InterruptAuthority, Recovery, Runtime, RuntimeEvent, RuntimeOptions, Scheduling,
 };
-use crate::store::Store;
 use js_sys::{Array, Function, Object, Promise};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -133,7 +133,7 @@ impl JsRuntime {
                 Some(other) => {
                     return Err(invalid(format!(
                         "options.recovery must be \"report\", \"rerun\" or \"off\", not {}",
-                        crate::name::quote_truncated(other, 80)
+                        crate::core::name::quote_truncated(other, 80)
                     )))
                 }
             },
@@ -260,7 +260,7 @@ impl JsRuntime {
             Some(other) => {
                 return Err(invalid(format!(
                     "spec.delivery must be \"parent\" or \"caller\", not {}",
-                    crate::name::quote_truncated(other, 80)
+                    crate::core::name::quote_truncated(other, 80)
                 )))
             }
         };
@@ -386,7 +386,7 @@ impl JsRuntime {
                 Some(other) => {
                     return Err(invalid(format!(
                         "options.delivery must be \"queue\" or \"steer\", not {}",
-                        crate::name::quote_truncated(other, 80)
+                        crate::core::name::quote_truncated(other, 80)
                     )))
                 }
             };
@@ -620,7 +620,7 @@ impl JsRuntime {
             let Some(kind) = EVENT_TYPES.iter().find(|t| **t == kind) else {
                 return Err(invalid(format!(
                     "event type {} must be one of {}",
-                    crate::name::quote_truncated(&kind, 80),
+                    crate::core::name::quote_truncated(&kind, 80),
                     EVENT_TYPES.join(", ")
                 )));
             };

@@ -8,8 +8,8 @@
 
 use super::convert::{describe, get, is_objectish, option};
 use super::error::{invalid, to_js, with_js_cause};
-use crate::error::{ErrorCode, Result, SubagentError};
-use crate::signal::Signal;
+use crate::core::error::{ErrorCode, Result, SubagentError};
+use crate::core::signal::Signal;
 use js_sys::{Function, Reflect};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;

@@ -5,7 +5,7 @@ use super::args::link_signal_or_options;
 use super::convert::{set, string_arg, value_to_js, value_within, Budget};
 use super::future_to_promise;
 use super::handles::{agent_from_js, make_tools};
-use crate::error::{ErrorCode, Result};
+use crate::core::error::{ErrorCode, Result};
 use crate::runtime::Runtime;
 use js_sys::{Array, Object, Promise};
 use wasm_bindgen::prelude::*;

@@ -2,7 +2,7 @@
 //! their activity, lifecycle events and providers.
 
 use super::convert::{set, value_to_js};
-use crate::result::SubagentResult;
+use crate::core::result::SubagentResult;
 use crate::runtime::ports::Provider;
 use crate::runtime::{InboxMessage, LiveRow, MessageSource, RuntimeEvent, Scheduling};
 use js_sys::Object;

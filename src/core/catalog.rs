@@ -14,10 +14,10 @@
 //! Decoding is strict (unknown keys reject) so that a log written by a newer
 //! or buggy writer surfaces as `CORRUPT_CATALOG`, never as a silently wrong tree.
 
-use crate::error::{ErrorCode, Result, SubagentError};
-use crate::event::{self, SessionEvent};
-use crate::json::Value;
-use crate::name::{self, AgentName};
+use crate::core::error::{ErrorCode, Result, SubagentError};
+use crate::core::event::{self, SessionEvent};
+use crate::core::json::Value;
+use crate::core::name::{self, AgentName};
 use serde::{Deserialize, Serialize};
 
 /// The version every new entry is written with.

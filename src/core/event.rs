@@ -2,10 +2,10 @@
 //! `seq` from 0 and contiguous. This crate reads and writes a few event types;
 //! every other type passes through untouched.
 
-use crate::json::Value;
+use crate::core::json::Value;
 use serde::{Deserialize, Serialize};
 
-/// Membership of one child in its parent's log (see [`crate::catalog`]).
+/// Membership of one child in its parent's log (see [`crate::core::catalog`]).
 pub const CATALOG: &str = "subagent/catalog";
 /// The first own event of a session the runtime creates. A forked child's log
 /// starts with its parent's completed-turn prefix; this event, written right

@@ -1,6 +1,6 @@
 //! What a run produces: [`SubagentResult`], stop reasons, and the output rule.
 
-use crate::json::Value;
+use crate::core::json::Value;
 
 /// Stop reasons the seeds name. The set is open: a backend may add reasons,
 /// and consumers fall through on ones they do not know.

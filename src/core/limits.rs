@@ -16,7 +16,7 @@
 //!
 //! | limit | default | configurable up to | applies to |
 //! |---|---|---|---|
-//! | name | 32 characters | fixed | agent names (the grammar, [`crate::name`]) |
+//! | name | 32 characters | fixed | agent names (the grammar, [`crate::core::name`]) |
 //! | `idBytes` | 256 bytes | fixed | Session ids and message ids |
 //! | `labelBytes` | 1 KiB | 64 KiB | activation labels |
 //! | `cwdBytes` | 4 KiB | fixed | directories (`cwd`, `defaultCwd`) |
@@ -35,8 +35,8 @@
 //! in UTF-16 code units before they are copied (a code unit is at least one
 //! UTF-8 byte), so a string far over a limit costs nothing to refuse.
 
-use crate::error::{ErrorCode, Quoted, Result, SubagentError};
-use crate::json::Value;
+use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
+use crate::core::json::Value;
 
 /// Longest Session id or message id, in UTF-8 bytes.
 pub const MAX_ID_BYTES: usize = 256;
@@ -189,7 +189,7 @@ impl Limits {
         if depth > MAX_TREE_DEPTH as f64 {
             return Err(exceeded(format!(
                 "{what} is {}; the limit maxDepth is {MAX_TREE_DEPTH}",
-                crate::json::number_text(depth)
+                crate::core::json::number_text(depth)
             )));
         }
         Ok(())
@@ -239,7 +239,7 @@ pub fn json_size(value: &Value) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{normalize_content, text_block};
+    use crate::core::result::{normalize_content, text_block};
 
     #[test]
     fn sizes_count_string_and_key_bytes_plus_one_per_value() {

@@ -6,9 +6,9 @@
 //! is never handed `/`, `/etc` or a `..` escape by a model. A path with a NUL
 //! character is refused always (it would cut the path short in any C API).
 
-use crate::error::{Quoted, Result};
-use crate::limits::{check_bytes, MAX_CWD_BYTES};
-use crate::name::quote_truncated;
+use crate::core::error::{Quoted, Result};
+use crate::core::limits::{check_bytes, MAX_CWD_BYTES};
+use crate::core::name::quote_truncated;
 
 /// A directory as given (`cwd`, `defaultCwd`): no NUL, at most [`MAX_CWD_BYTES`].
 pub fn check_text(what: &str, path: &str) -> Result<()> {

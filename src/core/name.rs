@@ -5,7 +5,7 @@
 //! Session id ever parses as a name. Full names are `/`-joined paths from the
 //! root without a `lead/` prefix.
 
-use crate::error::{ErrorCode, Quoted, Result, SubagentError};
+use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
 use std::fmt;
 
 /// The root's name.

@@ -84,7 +84,7 @@ codes! {
     InvalidArgument = "INVALID_ARGUMENT",
     /// An append did not continue the log at its current length.
     AppendConflict = "APPEND_CONFLICT",
-    /// A value is over one of the documented size or count limits (`crate::limits`).
+    /// A value is over one of the documented size or count limits (`crate::core::limits`).
     LimitExceeded = "LIMIT_EXCEEDED",
 }
 
@@ -196,7 +196,7 @@ fn hidden(c: char) -> bool {
 #[macro_export]
 macro_rules! err {
     ($code:ident, $($fmt:tt)+) => {
-        $crate::error::SubagentError::new($crate::error::ErrorCode::$code, format!($($fmt)+))
+        $crate::core::error::SubagentError::new($crate::core::error::ErrorCode::$code, format!($($fmt)+))
     };
 }
 

@@ -6,11 +6,11 @@
 //! every store keeps: appends continue the log at its length, reads return
 //! `None` for a session that does not exist, and `types`/`from_seq` filter.
 
-use crate::error::{ErrorCode, Quoted, Result, SubagentError};
-use crate::event::SessionEvent;
-use crate::exec::LocalBoxFuture;
-use crate::hash::HashMap;
-use crate::signal::Signal;
+use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
+use crate::core::event::SessionEvent;
+use crate::core::exec::LocalBoxFuture;
+use crate::core::hash::HashMap;
+use crate::core::signal::Signal;
 use std::cell::{Cell, RefCell};
 
 /// What a read asks for.

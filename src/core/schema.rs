@@ -29,11 +29,11 @@
 //! bounded number of times whatever the input: validation follows the schema,
 //! never the value, and compares literals only as deep as the literal goes.
 
+use crate::core::error::{Quoted, Result, SubagentError};
+use crate::core::hash::{HashMap, HashSet};
+use crate::core::json::Value;
+use crate::core::name::quote_truncated;
 use crate::err;
-use crate::error::{Quoted, Result, SubagentError};
-use crate::hash::{HashMap, HashSet};
-use crate::json::Value;
-use crate::name::quote_truncated;
 
 use std::fmt::Write;
 
@@ -437,7 +437,7 @@ fn json_eq(literal: &Value, value: &Value) -> bool {
 /// float formatting is linked in).
 #[cfg(target_arch = "wasm32")]
 fn number_text(n: f64) -> String {
-    crate::json::number_text(n)
+    crate::core::json::number_text(n)
 }
 
 /// A number as JS would print it, near enough for messages.
@@ -569,7 +569,7 @@ fn plural(n: u64) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorCode;
+    use crate::core::error::ErrorCode;
     use serde_json::json;
 
     fn v(j: serde_json::Value) -> Value {

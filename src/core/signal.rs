@@ -4,7 +4,7 @@
 //! `AbortSignal` (and keeps that object as the signal's host value, so a JS
 //! store receives the caller's own signal); native callers abort it directly.
 
-use crate::error::{Result, SubagentError};
+use crate::core::error::{Result, SubagentError};
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::future::Future;

@@ -10,19 +10,19 @@
 //! same rows, and duplicate ids and cycles are skipped at their later
 //! pre-order occurrence. Nothing here loads or resumes an agent.
 
-use crate::catalog::{self, CatalogEntry, Mode};
-use crate::error::{ErrorCode, Result, SubagentError};
-use crate::event;
-use crate::hash::{HashMap, HashSet};
-use crate::name::{self, AgentName, AgentRef};
-use crate::signal::Signal;
-use crate::store::{ReadQuery, ReadResult, Store};
+use crate::core::catalog::{self, CatalogEntry, Mode};
+use crate::core::error::{ErrorCode, Result, SubagentError};
+use crate::core::event;
+use crate::core::hash::{HashMap, HashSet};
+use crate::core::name::{self, AgentName, AgentRef};
+use crate::core::signal::Signal;
+use crate::core::store::{ReadQuery, ReadResult, Store};
 use std::fmt;
 use std::rc::Rc;
 
 /// Catalog reads in flight at once within one level (owned by the store's
 /// `read_each`, which bounds them).
-pub use crate::store::MAX_CONCURRENT_READS;
+pub use crate::core::store::MAX_CONCURRENT_READS;
 
 /// Why a branch of the tree could not be shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -314,7 +314,7 @@ pub async fn read_catalog_and_creator(
         .iter()
         .find(|e| e.kind == event::SESSION_START && e.seq == inherited)
         .and_then(|e| e.payload.get("parentId"))
-        .and_then(crate::json::Value::as_str)
+        .and_then(crate::core::json::Value::as_str)
         .map(str::to_owned);
     Ok(Some((catalog::project(&events, inherited)?, creator)))
 }
@@ -730,7 +730,7 @@ async fn read_level(
     let many = if batch { store.read_many(ids, query) } else { None };
     match many {
         Some(many) => signal.guard(many).await,
-        None => crate::store::read_each(store, ids, query, signal).await,
+        None => crate::core::store::read_each(store, ids, query, signal).await,
     }
 }
 

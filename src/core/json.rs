@@ -2,7 +2,7 @@
 //! them strictly without pulling a JSON library (and its float formatting)
 //! into the wasm build. Numbers are `f64`, as in JS; objects keep key order.
 
-use crate::error::Quoted;
+use crate::core::error::Quoted;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use std::fmt;

@@ -1,0 +1,36 @@
+//! The rules of a subagent tree with no I/O at all: what a name is, what a
+//! catalog payload says, how a listing or a resolution proceeds (as machines
+//! that name the reads they need and take their answers), the `Store` port,
+//! and the limits, errors and signals every layer shares. Nothing here
+//! knows of JavaScript, clocks or the live runtime.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`name`] | the name grammar, default `agent-N`, references and full names |
+//! | [`event`] | session events and the event types this crate writes |
+//! | [`catalog`] | strict catalog payloads v0-v3 and the catalog fold |
+//! | [`listing`] | descendant listing and name resolution: the `Lister` and `Resolver` machines, their drivers over a store, the "did you mean" hint |
+//! | [`store`] | the `Store` port, `MemoryStore`, bounded concurrent reads |
+//! | [`json`] | the JSON value and its parser |
+//! | [`limits`] | the documented size limits and their checks |
+//! | [`error`] | `SubagentError` and its stable codes |
+//! | [`signal`], [`exec`] | cancellation, and the small local executor and futures the ports return |
+//! | [`path`] | `cwd` resolution and the directory policy |
+//! | [`result`], [`schema`] | run results and content; the `outputSchema` subset (runtime feature) |
+
+pub mod catalog;
+pub mod error;
+pub mod event;
+pub mod exec;
+pub(crate) mod hash;
+pub mod json;
+pub mod limits;
+pub mod listing;
+pub mod name;
+pub mod path;
+#[cfg(feature = "runtime")]
+pub mod result;
+#[cfg(feature = "runtime")]
+pub mod schema;
+pub mod signal;
+pub mod store;
