@@ -33,7 +33,6 @@ fi
 # binaryen 108 corrupts the externref table rustc now emits.)
 need_apt=()
 command -v chromium >/dev/null || need_apt+=(chromium)
-command -v chromedriver >/dev/null || need_apt+=(chromium-driver)
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "installing ${need_apt[*]} from Debian"
   export DEBIAN_FRONTEND=noninteractive
