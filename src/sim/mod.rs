@@ -1,4 +1,5 @@
-//! Deterministic simulation (issue 7): random workloads over several trees
+//! Deterministic simulation (issue 7), a development tool built only with the
+//! `sim` feature (the tests and `make sim`): random workloads over several trees
 //! against a store, providers and an agent host that delay, fail and hang at
 //! random, with restarts of the runtime over the same store. The store also
 //! answers late (an append acknowledged after later calls saw it), wrongly (a
