@@ -11,7 +11,7 @@ use subagent_tree::event::{self, SessionEvent};
 use subagent_tree::exec::LocalBoxFuture;
 use subagent_tree::json::Value;
 use subagent_tree::ports::{
-    Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest,
+    Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest, TurnOutcome,
 };
 use subagent_tree::runtime::{Delivery, InterruptAuthority, MessageSource, Recovery, RuntimeEvent, Scheduling};
 use subagent_tree::store::ReadQuery;
@@ -1158,4 +1158,132 @@ fn a_mistyped_name_gets_one_answer_everywhere_and_writes_nothing() {
     let found =
         h.run(async move { subagent_tree::listing::resolve_name(&*rt.store(), "root", &id, &Signal::never()).await });
     assert_eq!(found.unwrap(), writer.child_id);
+}
+
+/// What a tree spends (issue 44): each turn's usage in its `turn/end` and its
+/// `subagent/turn` event, an external run's in its creator's log, rolled up
+/// per member and subtree by `usage`, in listing rows and in activation
+/// results; a new runtime over the same store reports the same totals.
+#[test]
+fn usage_is_recorded_with_each_turn_and_rolled_up_per_subtree() {
+    use subagent_tree::core::usage::Usage;
+    let spend = |input: u64, output: u64| Usage { input_tokens: input, output_tokens: output, ..Usage::default() };
+    let h = Harness::wide();
+    h.rt.register_provider(Rc::new(Ext::default())).unwrap();
+    for (name, input, output) in [("lead", 100, 20), ("reviewer", 40, 8), ("reviewer/checker", 10, 5)] {
+        h.host.script(name, move |_| TurnOutcome { usage: Some(spend(input, output)), ..completed(name) });
+    }
+    let root = h.root();
+    h.host.hold("reviewer"); // live while its children start
+    let reviewer = start(&h, spec(&root, Some("reviewer"))).unwrap();
+    let checker = start(&h, spec(&reviewer.agent().unwrap(), Some("checker"))).unwrap();
+    let run =
+        start(&h, ActivationSpec::new("ext", &reviewer.agent().unwrap(), "CI", "run the tests").named("ci")).unwrap();
+    h.settle();
+    h.host.open("reviewer");
+    h.settle();
+    // The checker's activation result carries its own and subtree totals.
+    let r = h.run(checker.result()).unwrap();
+    let totals = r.totals.unwrap();
+    assert_eq!((totals.own.usage, totals.own.turns, totals.subtree.usage), (spend(10, 5), 1, spend(10, 5)));
+    let ran = h.run(run.result()).unwrap();
+    assert_eq!(ran.totals.unwrap().own.usage, spend(7, 3), "an external run's own usage is what it reported");
+    let (rt, r) = (h.rt.clone(), root.clone());
+    h.run(async move { rt.prompt(&r, "lead", Value::from("go"), Scheduling::Queue, &Signal::never()).await }).unwrap();
+    h.settle();
+    // Durable: in each turn/end; the external run's in its creator's log.
+    let ends = h.store.read_now(&checker.child_id, &ReadQuery::types(&[event::TURN_END], &Signal::never())).unwrap();
+    assert_eq!(
+        ends[0].payload.get("usage").map(Value::to_json).as_deref(),
+        Some(r#"{"inputTokens":10,"outputTokens":5}"#)
+    );
+    let recorded =
+        h.store.read_now(&reviewer.child_id, &ReadQuery::types(&[event::SUBAGENT_USAGE], &Signal::never())).unwrap();
+    assert_eq!(recorded.len(), 1);
+    assert_eq!(recorded[0].payload.get("childId").and_then(Value::as_str), Some(run.child_id.as_str()));
+    // Turn events carry the turn's usage.
+    let turn_usage: Vec<(String, Option<Usage>)> = h
+        .events
+        .borrow()
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::Turn { name, stop_reason: Some(_), usage, .. } => Some((name.clone(), *usage)),
+            _ => None,
+        })
+        .collect();
+    assert!(turn_usage.contains(&("reviewer/checker".to_owned(), Some(spend(10, 5)))), "{turn_usage:?}");
+    let report = |h: &Harness, root: &Agent, target: Option<&'static str>| {
+        let (rt, r) = (h.rt.clone(), root.clone());
+        h.run(async move { rt.usage(&r, target, &Signal::never()).await })
+    };
+    let all = report(&h, &root, None).unwrap();
+    // lead: its first turn and the one for the reviewer's notice; reviewer: its
+    // own and the one for its children's notices.
+    assert_eq!((all.own.usage, all.own.turns), (spend(200, 40), 2));
+    assert_eq!((all.subtree.usage, all.subtree.turns, all.subtree.complete), (spend(297, 64), 5, true));
+    let sub = report(&h, &root, Some("reviewer")).unwrap();
+    assert_eq!((sub.own.usage, sub.subtree.usage), (spend(80, 16), spend(97, 24)));
+    assert_eq!(report(&h, &root, Some("reviewer/ci")).unwrap().own.usage, spend(7, 3));
+    assert_eq!(report(&h, &root, Some("nobody")).unwrap_err().code, ErrorCode::UnknownAgent);
+    // Listing rows carry the same totals.
+    let rt = h.rt.clone();
+    let rows = h.run(async move { rt.list_descendants("root", &Signal::never()).await.unwrap() });
+    let by_path: Vec<(Option<String>, u64, u64)> = rows
+        .iter()
+        .map(|r| match &r.row {
+            Row::Child(c) => (c.path_string(), r.usage.own.usage.tokens(), r.usage.subtree.usage.tokens()),
+            Row::Diagnostic(_) => (None, 0, 0),
+        })
+        .collect();
+    assert_eq!(
+        by_path,
+        [
+            (Some("reviewer".to_owned()), 96, 121),
+            (Some("reviewer/checker".to_owned()), 15, 15),
+            (Some("reviewer/ci".to_owned()), 10, 10),
+        ]
+    );
+    // A new runtime over the same store reports the same totals, cold members included.
+    let again =
+        Harness::over(h.store.clone(), "b", RuntimeOptions { max_depth: 4, capacity: 32, ..RuntimeOptions::default() });
+    let root2 = again.root();
+    assert_eq!(report(&again, &root2, None).unwrap(), all);
+}
+
+/// A turn the host never finished has unknown usage: totals that include it
+/// are not complete, and the rest is still summed (issue 44).
+#[test]
+fn a_lost_turn_makes_usage_incomplete() {
+    use subagent_tree::core::usage::Usage;
+    let store;
+    {
+        let h = Harness::wide();
+        store = h.store.clone();
+        h.host.script("lead", |_| TurnOutcome {
+            usage: Some(Usage { input_tokens: 9, output_tokens: 1, ..Usage::default() }),
+            ..completed("lead")
+        });
+        let root = h.root();
+        let (rt, r) = (h.rt.clone(), root.clone());
+        h.run(async move { rt.prompt(&r, "lead", Value::from("one"), Scheduling::Queue, &Signal::never()).await })
+            .unwrap();
+        h.settle();
+        h.host.hold("w");
+        start(&h, spec(&root, Some("w"))).unwrap();
+        h.settle(); // w's turn started; then the process died
+    }
+    let h = Harness::over(store, "b", RuntimeOptions { recovery: Recovery::Off, ..RuntimeOptions::default() });
+    let root = h.root();
+    let (rt, r) = (h.rt.clone(), root.clone());
+    let totals = h.run(async move { rt.usage(&r, None, &Signal::never()).await }).unwrap();
+    assert_eq!((totals.subtree.usage.tokens(), totals.own.complete, totals.subtree.complete), (10, true, false));
+    // Recorded as lost when it becomes resident again: still unknown.
+    let h2 = Harness::over(h.store.clone(), "c", RuntimeOptions::default());
+    let root = h2.root();
+    h2.settle();
+    let ends = h2.store.read_now("as-1", &ReadQuery::types(&[event::TURN_END], &Signal::never())).unwrap();
+    assert_eq!(ends.last().and_then(|e| e.payload.get("usageUnknown")).and_then(Value::as_bool), Some(true));
+    let (rt, r) = (h2.rt.clone(), root.clone());
+    let totals = h2.run(async move { rt.usage(&r, Some("w"), &Signal::never()).await }).unwrap();
+    assert_eq!((totals.own.turns, totals.own.complete), (1, false));
 }

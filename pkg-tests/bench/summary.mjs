@@ -57,6 +57,12 @@ for (const [name, files] of [['full', ['subagent_tree_bg.wasm', 'subagent_tree.j
   row('projectCatalog, 100,000 events', `${f(get('catalog.wasm'))} ms`, `plain-JS fold ${f(get('catalog.js'))} ms; native ${f(nativeProjectMs)} ms`, r, '<= 4x plain JS', r === undefined ? undefined : r <= 4);
 }
 {
+  const r = ratio(get('usage.tree.usage'), get('usage.tree.list'));
+  row('runtime.usage, 1,111-member cold tree', `${f(get('usage.tree.usage'), 2)} ms`, `listDescendants ${f(get('usage.tree.list'), 2)} ms`, r, '<= 2x listing', r === undefined ? undefined : r <= 2);
+  const m = ratio(get('usage.message.usage'), get('usage.message.plain'));
+  row('a message with usage recorded', `${f(get('usage.message.usage'))} µs`, `without ${f(get('usage.message.plain'))} µs`, m, '<= 1.1x', m === undefined ? undefined : m <= 1.1);
+}
+{
   const r = ratio(get('listing.0ms.readMany'), get('listing.js.0ms.readMany'));
   row('listDescendants 11,110, 0 ms store, readMany', `${f(get('listing.0ms.readMany'))} ms`, `plain-JS level-by-level ${f(get('listing.js.0ms.readMany'))} ms`, r, '<= 3x plain JS', r === undefined ? undefined : r <= 3);
   const r2 = ratio(get('listing.0ms.read'), get('listing.js.0ms.read'));

@@ -108,7 +108,7 @@ test('finish reasons map to stop reasons; usage is summed; output is the assista
     assert.equal(host.endpoint, `${mock.baseUrl}/chat/completions`);
     const done = await host.runTurn(fakeTurn());
     assert.deepEqual({ stopReason: done.stopReason, messages: done.messages }, { stopReason: 'completed', messages: ['all good'] });
-    assert.deepEqual(done.usage, { promptTokens: 10, completionTokens: 5, totalTokens: 15, requests: 1 });
+    assert.deepEqual(done.usage, { inputTokens: 10, outputTokens: 5 });
     assert.equal((await host.runTurn(fakeTurn())).stopReason, 'max-tokens');
     assert.equal((await host.runTurn(fakeTurn())).stopReason, 'refusal');
     const refused = await host.runTurn(fakeTurn());
@@ -252,7 +252,7 @@ test('retries 429/5xx, then succeeds; too many steps is an error; structured out
   try {
     const host = new OpenAIHost({ baseUrl: mock.baseUrl, model: 'm', retryDelayMs: 1, maxSteps: 3 });
     const out = await host.runTurn(fakeTurn());
-    assert.deepEqual([out.stopReason, out.messages, out.usage.requests], ['completed', ['recovered'], 1]);
+    assert.deepEqual([out.stopReason, out.messages, out.usage], ['completed', ['recovered'], { inputTokens: 10, outputTokens: 5 }]);
     assert.equal(mock.requests.length, 3);
     const looping = await host.runTurn(fakeTurn({ inputText: ['loop'], tools: [echoTool([])] }));
     assert.equal(looping.stopReason, 'error');

@@ -496,7 +496,8 @@ test('providers returning malformed runs, garbage seeds, or resolving twice', as
   }));
   const twice = await runtime.startActivation({ provider: 'twice', parent: root, label: 'x', prompt: 'p', delivery: 'caller' });
   assert.equal(twice.childId, 'tw-1');
-  assert.deepEqual(await twice.result, { stopReason: 'completed', output: [{ type: 'text', text: 'first' }] });
+  const zero = { inputTokens: 0, outputTokens: 0, turns: 0 };
+  assert.deepEqual(await twice.result, { stopReason: 'completed', output: [{ type: 'text', text: 'first' }], totals: { own: zero, subtree: zero, complete: true } });
   // A diagnostic is cut to 4096 UTF-8 bytes on a character boundary.
   ext('wordy', () => ({ id: 'wordy-1', result: { stopReason: 'error', diagnostic: 'é'.repeat(5_000) }, dispose() {} }));
   const wordy = await runtime.startActivation({ provider: 'wordy', parent: root, label: 'x', prompt: 'p', delivery: 'caller' });

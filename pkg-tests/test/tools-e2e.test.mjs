@@ -242,9 +242,9 @@ test('a scripted model builds, messages, lists, interrupts and assigns through t
     isError: false,
     structured: {
       agents: [
-        { name: 'reviewer', status: 'inactive', description: 'Review the change', sessionId: reviewerId, parent: 'lead', depth: 1 },
-        { name: 'reviewer/checker', status: 'running', description: 'Check the tests', sessionId: checkerId, parent: 'reviewer', depth: 2 },
-        { name: 'writer', status: 'inactive', description: 'Write the docs', sessionId: writerId, parent: 'lead', depth: 1 },
+        { name: 'reviewer', status: 'inactive', description: 'Review the change', sessionId: reviewerId, tokens: 0, parent: 'lead', depth: 1 },
+        { name: 'reviewer/checker', status: 'running', description: 'Check the tests', sessionId: checkerId, tokens: 0, parent: 'reviewer', depth: 2 },
+        { name: 'writer', status: 'inactive', description: 'Write the docs', sessionId: writerId, tokens: 0, parent: 'lead', depth: 1 },
       ],
     },
   });
@@ -253,8 +253,8 @@ test('a scripted model builds, messages, lists, interrupts and assigns through t
     isError: false,
     structured: {
       agents: [
-        { name: 'reviewer', status: 'inactive', description: 'Review the change', sessionId: reviewerId },
-        { name: 'writer', status: 'inactive', description: 'Write the docs', sessionId: writerId },
+        { name: 'reviewer', status: 'inactive', description: 'Review the change', sessionId: reviewerId, tokens: 0 },
+        { name: 'writer', status: 'inactive', description: 'Write the docs', sessionId: writerId, tokens: 0 },
       ],
     },
   });

@@ -22,6 +22,9 @@ pub const TURN_START: &str = "turn/start";
 pub const TURN_END: &str = "turn/end";
 /// A change of the member's effective directory.
 pub const CWD: &str = "session/cwd";
+/// What an external run its member created reported spending (`{ childId,
+/// usage }`): the run has no log of its own (see [`crate::core::usage`]).
+pub const SUBAGENT_USAGE: &str = "subagent/usage";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionEvent {

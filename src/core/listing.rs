@@ -720,7 +720,7 @@ pub async fn resolve_name(store: &dyn Store, root: &str, text: &str, signal: &Si
 
 /// The catalogs of one level: one `read_many` when `batch` and the store has
 /// it, else one `read` each (up to [`MAX_CONCURRENT_READS`] in flight).
-async fn read_level(
+pub(crate) async fn read_level(
     store: &dyn Store,
     ids: &[String],
     query: &ReadQuery,

@@ -17,6 +17,7 @@
 //! | [`signal`], [`exec`] | cancellation, and the small local executor and futures the ports return |
 //! | [`path`] | `cwd` resolution and the directory policy |
 //! | [`result`], [`schema`] | run results and content; the `outputSchema` subset (runtime feature) |
+//! | [`usage`] | what a turn or run spends, its validation, and totals folded from logs (runtime feature) |
 
 pub mod catalog;
 pub mod error;
@@ -34,3 +35,5 @@ pub mod result;
 pub mod schema;
 pub mod signal;
 pub mod store;
+#[cfg(feature = "runtime")]
+pub mod usage;

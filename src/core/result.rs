@@ -25,6 +25,11 @@ pub struct SubagentResult {
     /// Non-assistant failure detail, at most 4096 UTF-8 bytes.
     pub diagnostic: Option<String>,
     pub stop_reason: String,
+    /// What the turn or external run reported spending.
+    pub usage: Option<crate::core::usage::Usage>,
+    /// An activation's result: its member's own and subtree totals, read
+    /// from the logs once it settled.
+    pub totals: Option<crate::core::usage::Rollup>,
 }
 
 impl SubagentResult {
@@ -34,6 +39,8 @@ impl SubagentResult {
             structured: None,
             diagnostic: None,
             stop_reason: stop_reason.into(),
+            usage: None,
+            totals: None,
         }
     }
 

@@ -158,6 +158,7 @@ impl Runtime {
                 // late it lands: a run whose result never settles keeps its own
                 // teardown (and a drain of its tree) waiting, by contract.
                 let r = result.wait().await;
+                self.record_run_usage(&member, &r).await;
                 member.state.borrow_mut().last.get_or_insert(r);
                 released
             }
@@ -223,6 +224,19 @@ impl Runtime {
         if let Some(parent) = parent {
             self.kick(&parent);
         }
+    }
+
+    /// An external run has no log: what it reported spending goes to its
+    /// creator's (`subagent/usage`), while the creator is still resident
+    /// (it is: child-first, a creator waits for its runs). Best effort: a
+    /// refused write leaves the run's usage out of the logs' totals.
+    async fn record_run_usage(&self, member: &Rc<Member>, result: &Result<SubagentResult>) {
+        let Ok(SubagentResult { usage: Some(usage), .. }) = result else { return };
+        let creator = member.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
+        let Some(creator) = creator.filter(|c| c.phase() != Phase::Gone) else { return };
+        let payload =
+            Value::object([("childId", Some(Value::from(member.id.as_str()))), ("usage", Some(usage.to_value()))]);
+        let _ = self.append(&creator, vec![(event::SUBAGENT_USAGE.to_owned(), payload)]).await;
     }
 
     /// Closes the resident children `member` owns, and waits until each has
@@ -608,6 +622,8 @@ fn capture(
         structured: None,
         diagnostic: o.diagnostic.map(crate::core::result::cut_diagnostic),
         stop_reason: if o.stop_reason.is_empty() { stop::COMPLETED.to_owned() } else { o.stop_reason },
+        usage: o.usage,
+        totals: None,
     };
     if let (Some(schema), true) = (schema, result.stop_reason == stop::COMPLETED) {
         match o.structured.as_ref().map(|v| schema.validate(v)) {
@@ -671,6 +687,7 @@ pub(crate) fn turn_event(member: &Member, end: Option<&SubagentResult>) -> Runti
         stop_reason: end.map(|r| r.stop_reason.clone()),
         output: end.map(SubagentResult::output_text).filter(|text| !text.is_empty()),
         parked: false,
+        usage: end.and_then(|r| r.usage),
     }
 }
 
@@ -681,6 +698,7 @@ pub(crate) fn turn_end_payload(r: &SubagentResult, consumed: &[String]) -> Value
         ("structured", r.structured.clone()),
         ("diagnostic", r.diagnostic.as_deref().map(Value::from)),
         ("consumed", Some(Value::Array(consumed.iter().map(|id| Value::from(id.as_str())).collect()))),
+        ("usage", r.usage.as_ref().map(crate::core::usage::Usage::to_value)),
     ])
 }
 

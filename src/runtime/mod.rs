@@ -68,6 +68,7 @@ use crate::core::listing::{self, Row};
 use crate::core::name::LEAD;
 use crate::core::signal::Signal;
 use crate::core::store::{ReadQuery, Store};
+use crate::core::usage::{self, Rollup, Totals};
 use crate::runtime::ports::{AgentHost, Clock, IdKind, IdSource, Provider};
 use machine::Tree;
 use member::{Kind, Member, Phase};
@@ -151,6 +152,8 @@ pub enum RuntimeEvent {
         stop_reason: Option<String>,
         output: Option<String>,
         parked: bool,
+        /// On end: what the turn reported spending.
+        usage: Option<crate::core::usage::Usage>,
     },
 }
 
@@ -347,6 +350,8 @@ pub struct LiveRow {
     /// Resident and not running: `Idle` waits for input, `Parked` holds unread input an
     /// interrupt parked (`None` when running or not resident).
     pub rest: Option<Rest>,
+    /// What the member and its subtree spent, read in the listing's own reads.
+    pub usage: Rollup,
 }
 
 /// How a resident member that is not running waits.
@@ -803,11 +808,13 @@ impl Runtime {
 
     /// The tree below `root_id` in pre-order, with live activity.
     pub async fn list_descendants(&self, root_id: &str, signal: &Signal) -> Result<Vec<LiveRow>> {
-        let rows = listing::list_descendants(&*self.0.store, root_id, signal).await?;
+        let (rows, logs) = usage::list_with_usage(&*self.0.store, root_id, signal).await?;
+        let (_, usage) = usage::roll_up(root_id, &rows, &logs, |id| !self.turn_in_flight(id));
         let st = self.0.state.borrow();
         Ok(rows
             .into_iter()
-            .map(|row| {
+            .zip(usage)
+            .map(|(row, usage)| {
                 let member = st.members.get(row.id()).filter(|m| m.phase() == Phase::Live && !m.is_external());
                 let running = st.members.get(row.id()).is_some_and(|m| m.is_busy());
                 let rest = member.filter(|_| !running).map(|m| {
@@ -818,9 +825,54 @@ impl Runtime {
                         Rest::Idle
                     }
                 });
-                LiveRow { row, running, rest }
+                LiveRow { row, running, rest, usage }
             })
             .collect())
+    }
+
+    /// What `target` (a full name, `lead` or a Session id of the root's tree;
+    /// default the root) and its whole subtree spent, read from the logs: cold
+    /// members included, so a new runtime over the same store reports the
+    /// same totals. A turn that was lost, or a member that cannot be read,
+    /// makes them incomplete.
+    pub async fn usage(&self, root: &Agent, target: Option<&str>, signal: &Signal) -> Result<Rollup> {
+        self.require_root(root)?;
+        let root_id = root.session_id();
+        let id = match target {
+            None => root_id.to_owned(),
+            Some(text) => self.resolve_in_tree(root_id, text, signal).await?,
+        };
+        if id == root_id {
+            return self.rollup_of(&id, signal).await;
+        }
+        let rows = self.resume_rows(root_id, &id, signal).await?;
+        match rows.iter().find(|r| r.id() == id) {
+            None => Err(listing::not_a_member(&id)),
+            // An external run has no log: its creator's records what it spent.
+            Some(Row::Child(c)) if c.mode == crate::core::catalog::Mode::External => {
+                let query = ReadQuery::types(usage::USAGE_TYPES, signal);
+                let events = signal.guard(self.0.store.read(&c.parent_id, &query)).await?.unwrap_or_default();
+                let mut own = Totals::default();
+                for (child, spent) in usage::LogUsage::of(&events).externals {
+                    if child == id {
+                        own.usage.add(&spent);
+                    }
+                }
+                Ok(Rollup { own, subtree: own })
+            }
+            Some(_) => self.rollup_of(&id, signal).await,
+        }
+    }
+
+    /// A member's own and subtree totals, from its log and its descendants'.
+    pub(crate) async fn rollup_of(&self, id: &str, signal: &Signal) -> Result<Rollup> {
+        let (rows, logs) = usage::list_with_usage(&*self.0.store, id, signal).await?;
+        Ok(usage::roll_up(id, &rows, &logs, |m| !self.turn_in_flight(m)).0)
+    }
+
+    /// Whether a resident member's turn is running (an open turn of anyone else was lost).
+    fn turn_in_flight(&self, session_id: &str) -> bool {
+        self.0.state.borrow().members.get(session_id).is_some_and(|m| m.state.borrow().turn.is_some())
     }
 
     /// Whether the member is resident and working.

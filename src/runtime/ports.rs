@@ -79,7 +79,8 @@ pub struct TurnOutcome {
     pub text: Option<String>,
     pub structured: Option<Value>,
     pub diagnostic: Option<String>,
-    pub usage: Option<Value>,
+    /// What the turn spent (validated where it entered: the bridge refuses bad usage).
+    pub usage: Option<crate::core::usage::Usage>,
 }
 
 /// Runs turns of local members: the model loop belongs to the host.

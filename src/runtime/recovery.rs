@@ -15,6 +15,7 @@ use super::member::{InboxMessage, Member};
 use super::{Recovery, Runtime};
 use crate::core::catalog::Mode;
 use crate::core::event;
+use crate::core::json::Value;
 use crate::core::listing::Row;
 use crate::core::result::{stop, SubagentResult};
 use crate::core::signal::Signal;
@@ -63,7 +64,11 @@ impl Runtime {
     /// quiet (it counts as a write in flight).
     pub(crate) async fn record_lost_turn(&self, member: &Rc<Member>, input: Vec<String>) {
         let consumed = if self.0.options.recovery == Recovery::Rerun { Vec::new() } else { input };
-        let payload = super::lifecycle::turn_end_payload(&lost_result(), &consumed);
+        let mut payload = super::lifecycle::turn_end_payload(&lost_result(), &consumed);
+        // What the lost turn spent is unknown: totals that include it are not complete.
+        if let Value::Object(fields) = &mut payload {
+            fields.push(("usageUnknown".to_owned(), Value::Bool(true)));
+        }
         member.state.borrow_mut().begin_record();
         // A store that refuses leaves the start unmatched: the next open tries again.
         let _ = self.append(member, vec![(event::TURN_END.to_owned(), payload)]).await;

@@ -25,6 +25,7 @@ use crate::core::result::{normalize_content, SubagentResult};
 use crate::core::schema::OutputSchema;
 use crate::core::signal::Signal;
 use crate::core::store::ReadQuery;
+use crate::core::usage::{Rollup, Totals};
 use crate::runtime::ports::{ContinuableCreateRequest, IdKind, Provider, Run, StartRequest};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -100,8 +101,26 @@ impl std::fmt::Debug for Activation {
 
 impl Activation {
     /// Settles after teardown and the parent notice; a capture failure rejects.
+    /// The result carries its member's own and subtree usage (`totals`),
+    /// read from the logs once it settled (an external run's is what it
+    /// reported); unreadable logs make them incomplete.
     pub fn result(&self) -> impl Future<Output = Result<SubagentResult>> + 'static {
-        self.settlement.result.wait()
+        let settled = self.settlement.result.wait();
+        let (runtime, id, external) = (self.runtime.clone(), self.member.id.clone(), self.member.is_external());
+        async move {
+            let mut result = settled.await?;
+            let totals = if external {
+                let own = Totals { usage: result.usage.unwrap_or_default(), ..Totals::default() };
+                Rollup { own, subtree: own }
+            } else {
+                runtime
+                    .rollup_of(&id, &Signal::never())
+                    .await
+                    .unwrap_or(Rollup { own: Totals::unknown(), subtree: Totals::unknown() })
+            };
+            result.totals = Some(totals);
+            Ok(result)
+        }
     }
 
     /// Stops and releases only this activation; idempotent. A teardown failure

@@ -225,10 +225,16 @@ impl Toolset {
                 Row::Diagnostic(d) => ("unavailable", String::new(), Some(d.reason.as_str())),
             };
             let indent = if descendants { "  ".repeat(live.row.depth() as usize - 1) } else { String::new() };
+            // What its whole subtree spent, in input plus output tokens.
+            let tokens = live.usage.subtree.usage.tokens();
+            let spent = match tokens {
+                0 => String::new(),
+                n => format!("; {n} tokens{}", if live.usage.subtree.complete { "" } else { " or more" }),
+            };
             let detail = match diagnostic {
                 Some(reason) => format!("cannot be shown ({reason})"),
-                None if description.is_empty() => status.to_owned(),
-                None => format!("{status}: {description}"),
+                None if description.is_empty() => format!("{status}{spent}"),
+                None => format!("{status}: {description}{spent}"),
             };
             lines.push(format!("{indent}- {name} ({detail})"));
             let mut row = vec![
@@ -236,6 +242,7 @@ impl Toolset {
                 ("status", Some(Value::from(status))),
                 ("description", Some(Value::from(description))),
                 ("sessionId", Some(Value::from(live.row.id()))),
+                ("tokens", Some(Value::from(tokens))),
             ];
             if descendants {
                 row.push(("parent", Some(Value::from(parent))));

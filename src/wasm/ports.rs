@@ -17,6 +17,7 @@ use crate::core::error::{ErrorCode, Quoted, Result};
 use crate::core::exec::LocalBoxFuture;
 use crate::core::json::Value;
 use crate::core::result::SubagentResult;
+use crate::core::usage::Usage;
 use crate::runtime::ports::{
     AgentHost, Capabilities, Clock, ContinuableCreateRequest, ContinuableCreateSpec, IdKind, IdSource, Provider, Run,
     StartRequest, Turn, TurnOutcome,
@@ -179,7 +180,7 @@ fn outcome_from_value(value: &JsValue, v: &Value) -> std::result::Result<TurnOut
         text: text("text")?,
         structured: v.get("structured").filter(|s| **s != Value::Null).cloned(),
         diagnostic: text("diagnostic")?,
-        usage: v.get("usage").cloned(),
+        usage: usage_of(v)?,
     })
 }
 
@@ -440,7 +441,17 @@ fn result_from_value(value: &JsValue, v: &Value) -> std::result::Result<Subagent
         structured: v.get("structured").filter(|s| **s != Value::Null).cloned(),
         diagnostic,
         stop_reason,
+        usage: usage_of(v)?,
+        totals: None,
     })
+}
+
+/// A turn outcome's or run result's `usage`, validated (nothing is recorded from bad usage).
+fn usage_of(v: &Value) -> std::result::Result<Option<Usage>, String> {
+    match v.get("usage") {
+        None | Some(Value::Null) => Ok(None),
+        Some(u) => Usage::from_value(u, "usage").map(Some).map_err(|e| format!("an invalid usage: {}", e.message)),
+    }
 }
 
 // ---- clock, ids ----------------------------------------------------------

@@ -559,6 +559,33 @@ impl JsRuntime {
         })
     }
 
+    /// What `target` (default the root) and its subtree spent: `{ own, subtree, complete }`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<UsageRollup>")]
+    pub fn usage(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "string")] target: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        let parsed = (|| -> Result<_> {
+            let target = match target.filter(|t| !t.is_undefined() && !t.is_null()) {
+                Some(t) => Some(string_arg(&t, "target")?),
+                None => None,
+            };
+            let options = options.map(|o| options_arg(&o, "options")).transpose()?.flatten();
+            Ok((self.agent(&root, "root")?, target, Link::from_options(options.as_ref(), "options", true)?))
+        })();
+        let (root, target, link) = match parsed {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move {
+            let rollup = rt.usage(&root, target.as_deref(), link.signal()).await.map_err(|e| link.error(e))?;
+            Ok(super::convert::value_to_js(&rollup.to_value()))
+        })
+    }
+
     /// Closes admission for these trees and stops their members child-first.
     #[wasm_bindgen(js_name = drainDescendants, unchecked_return_type = "Promise<void>")]
     pub fn drain_descendants(&self, #[wasm_bindgen(unchecked_param_type = "Agent[]")] roots: JsValue) -> Promise {

@@ -61,6 +61,12 @@ pub(super) fn result_to_js(r: &SubagentResult) -> JsValue {
     if let Some(d) = &r.diagnostic {
         set(&obj, "diagnostic", &JsValue::from_str(d));
     }
+    if let Some(usage) = &r.usage {
+        set(&obj, "usage", &value_to_js(&usage.to_value()));
+    }
+    if let Some(totals) = &r.totals {
+        set(&obj, "totals", &value_to_js(&totals.to_value()));
+    }
     obj.into()
 }
 
@@ -71,6 +77,7 @@ pub(super) fn live_row_to_js(rows: &mut super::convert::RowsToJs, row: &LiveRow)
         let state = if rest == crate::runtime::Rest::Parked { "parked" } else { "idle" };
         let _ = js_sys::Reflect::set(&obj, &"state".into(), &state.into());
     }
+    let _ = js_sys::Reflect::set(&obj, &"usage".into(), &value_to_js(&row.usage.to_value()));
     obj
 }
 
@@ -112,7 +119,7 @@ pub(super) fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
             set(&obj, "kind", &JsValue::from_str(kind));
             ("subagent/message", obj.into())
         }
-        RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output, parked } => {
+        RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output, parked, usage } => {
             let obj = Object::new();
             set(&obj, "rootSessionId", &JsValue::from_str(root_id));
             set(&obj, "sessionId", &JsValue::from_str(session_id));
@@ -126,6 +133,9 @@ pub(super) fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
             }
             if *parked {
                 set(&obj, "parked", &JsValue::TRUE);
+            }
+            if let Some(usage) = usage {
+                set(&obj, "usage", &value_to_js(&usage.to_value()));
             }
             ("subagent/turn", obj.into())
         }

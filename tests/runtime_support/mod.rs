@@ -246,6 +246,8 @@ impl Run for ExtRun {
         Box::pin(async {
             let mut r = SubagentResult::new("completed");
             r.output = Value::Array(vec![subagent_tree::result::text_block("external done")]);
+            r.usage =
+                Some(subagent_tree::core::usage::Usage { input_tokens: 7, output_tokens: 3, ..Default::default() });
             Ok(r)
         })
     }

@@ -4,7 +4,7 @@
  *
  * @module subagent-tree/openai-host
  */
-import type { AbortSignalLike, AgentHost, AgentTurn, AgentTurnOutcome, SessionStore } from '../index.js';
+import type { AbortSignalLike, AgentHost, AgentTurn, AgentTurnOutcome, SessionStore, Usage } from '../index.js';
 
 /** What the host calls `fetch` with (a `RequestInit` where the platform declares one). */
 export interface OpenAIFetchInit {
@@ -63,13 +63,9 @@ export interface OpenAIHostOptions {
   retryDelayMs?: number;
 }
 
-/** Token counts summed over a turn's requests. */
-export interface OpenAIHostUsage {
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
-  requests: number;
-}
+
+/** @deprecated The host reports the runtime's `Usage` (`inputTokens`, `outputTokens`, ...) now. */
+export type OpenAIHostUsage = Usage;
 
 /**
  * An `AgentHost` running each turn as a tool-calling loop against a
@@ -83,7 +79,8 @@ export declare class OpenAIHost implements AgentHost {
   constructor(options: OpenAIHostOptions);
   readonly endpoint: string;
   readonly model: string;
-  runTurn(turn: AgentTurn): Promise<AgentTurnOutcome & { usage: OpenAIHostUsage }>;
+  /** The outcome's `usage` sums the turn's requests: prompt, completion, cached-prompt and reasoning tokens. */
+  runTurn(turn: AgentTurn): Promise<AgentTurnOutcome & { usage: Usage }>;
   release(sessionId: string): void;
 }
 

@@ -57,6 +57,24 @@ function blocksText(content) {
     .join('\n');
 }
 
+/** A count the server reported, or 0 for anything that is not a non-negative safe integer. */
+const count = (n) => (Number.isSafeInteger(n) && n >= 0 ? n : 0);
+
+/**
+ * Adds one response's `usage` to a turn's, in the runtime's `Usage` shape:
+ * prompt and completion tokens, and the cached-prompt and reasoning details
+ * where the server gives them (a field appears once some response had it).
+ */
+function addUsage(usage, u) {
+  if (!u || typeof u !== 'object') return;
+  usage.inputTokens += count(u.prompt_tokens);
+  usage.outputTokens += count(u.completion_tokens);
+  const cached = u.prompt_tokens_details?.cached_tokens;
+  if (cached !== undefined) usage.cacheReadTokens = (usage.cacheReadTokens ?? 0) + count(cached);
+  const reasoning = u.completion_tokens_details?.reasoning_tokens;
+  if (reasoning !== undefined) usage.reasoningTokens = (usage.reasoningTokens ?? 0) + count(reasoning);
+}
+
 /** How a stored message reads in a later turn's history. */
 function historyText(payload) {
   const text = blocksText(payload?.content);
@@ -179,7 +197,7 @@ export class OpenAIHost {
   async runTurn(turn) {
     const signal = turn.signal ?? new AbortController().signal;
     const outputs = [];
-    const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0, requests: 0 };
+    const usage = { inputTokens: 0, outputTokens: 0 };
     const end = (stopReason, extra = {}) => ({ stopReason, messages: outputs, usage, ...extra });
     const system = [this.#systemPrompt, turn.context];
     if (turn.outputSchema !== undefined && turn.outputSchema !== null) {
@@ -349,13 +367,7 @@ export class OpenAIHost {
         if (signal.aborted) throw e;
         throw new Failure('the model endpoint answered with something that is not JSON');
       }
-      usage.requests += 1;
-      const u = data?.usage;
-      if (u && typeof u === 'object') {
-        usage.promptTokens += Number(u.prompt_tokens) || 0;
-        usage.completionTokens += Number(u.completion_tokens) || 0;
-        usage.totalTokens += Number(u.total_tokens) || 0;
-      }
+      addUsage(usage, data?.usage);
       const choice = Array.isArray(data?.choices) ? data.choices[0] : undefined;
       if (!choice || typeof choice.message !== 'object' || choice.message === null) {
         throw new Failure('the model endpoint answered without a chat completion choice');

@@ -7,7 +7,7 @@
  *
  * @module subagent-tree/testing
  */
-import type { AbortSignalLike, Agent, AgentHost, AgentTurn, AgentTurnOutcome, JsonValue, SessionEvent, SessionStore, SubagentRuntime, SubagentStopReason } from '../index.js';
+import type { AbortSignalLike, Usage, Agent, AgentHost, AgentTurn, AgentTurnOutcome, JsonValue, SessionEvent, SessionStore, SubagentRuntime, SubagentStopReason } from '../index.js';
 
 /** Every code a `TestingError` can carry. */
 export type TestingErrorCode =
@@ -73,7 +73,8 @@ export interface ScriptTurnSpec {
   stopReason?: SubagentStopReason;
   diagnostic?: string;
   structured?: JsonValue;
-  usage?: JsonValue;
+  /** What the turn reports spending (recorded in its `turn/end`, rolled up by `runtime.usage`). */
+  usage?: Usage;
   /** The turn throws (`SCRIPTED_FAILURE`) after its steps: the runtime records an `error` turn. */
   fail?: string;
 }

@@ -27,13 +27,46 @@ export type ContentBlock = TextBlock | ImageBlock;
 /** Why a run ended; open to more reasons. */
 export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | (string & {});
 
-/** The terminal outcome of a run. */
+/**
+ * What a turn or an external run spent (names as the AI SDK's). Non-negative
+ * integers up to 2^53 - 1; `cost` is in the host's own unit (micro-dollars,
+ * say) and summed as given. Anything else is refused (`INVALID_ARGUMENT`
+ * naming the field) and nothing is recorded from it.
+ */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+  cost?: number;
+}
+
+/** Usage summed over turns, with how many turns. */
+export type UsageTotals = Usage & { turns: number };
+
+/**
+ * A member's own totals and its whole subtree's (itself and every
+ * descendant). `complete` is false when a lost turn (the host stopped during
+ * it) or a member whose log cannot be read is in the sums.
+ */
+export interface UsageRollup {
+  own: UsageTotals;
+  subtree: UsageTotals;
+  complete: boolean;
+}
+
+/** The terminal outcome of a run (or, for `ask`, of the turn that answered). */
 export interface SubagentResult {
   output: ContentBlock[];
   stopReason: SubagentStopReason;
   structured?: JsonValue;
   /** Non-assistant failure detail, at most 4096 UTF-8 bytes. */
   diagnostic?: string;
+  /** What the turn (for an activation: its last turn) or the external run reported spending. */
+  usage?: Usage;
+  /** An activation's result: its member's own and subtree totals, read from the logs once it settled. */
+  totals?: UsageRollup;
 }
 
 /**
@@ -199,7 +232,8 @@ export interface AgentTurnOutcome {
   text?: string;
   structured?: JsonValue;
   diagnostic?: string;
-  usage?: JsonValue;
+  /** What the turn spent: recorded in its `turn/end`, rolled up by `runtime.usage`. */
+  usage?: Usage;
 }
 
 /** Runs turns of local members: the model loop belongs to the host. */
@@ -329,7 +363,7 @@ export interface SubagentMemberNames {
  * `state`, on a resident member that is not running: `idle` (waiting for input) or
  * `parked` (an interrupt left unread input waiting for the next message).
  */
-export type LiveRow = Row & { activity: 'running' | 'inactive'; state?: 'idle' | 'parked' };
+export type LiveRow = Row & { activity: 'running' | 'inactive'; state?: 'idle' | 'parked'; usage: UsageRollup };
 
 /** `subagent/start`: a child's run began (a first start or a cold resume). */
 export interface SubagentStartEvent {
@@ -380,6 +414,8 @@ export interface SubagentTurnEvent {
   output?: string;
   /** On `end`, `true` when the turn was interrupted and the member's unread input waits for the next message. */
   parked?: boolean;
+  /** On `end`: what the turn reported spending. */
+  usage?: Usage;
 }
 
 /** What each `on(type)` listener receives: `provider-added` the registered provider, `provider-removed` its name. */

@@ -1,0 +1,102 @@
+// Benchmarks of usage (issue 44): `make bench` runs this after the runtime
+// benchmarks.
+//
+// 1. A 1,111-member cold tree (fan-out 10, depth 3) in the package's
+//    MemoryStore, each member with three recorded turns that carry usage:
+//    `runtime.usage(root)` of a fresh runtime against `listDescendants` of the
+//    same store (goal: at most 2x).
+// 2. What recording usage adds to a message: `ask` of an idle root until its
+//    answer, the host reporting usage or not (goal: at most +10 %).
+//
+// Medians of BENCH_RUNS (default 11) timed runs after warm-up.
+import { performance } from 'node:perf_hooks';
+import { loadPackage } from './load.mjs';
+import { record } from './results.mjs';
+
+const { lib } = await loadPackage();
+const { SubagentRuntime, MemoryStore, listDescendants } = lib;
+const RUNS = Number(process.env.BENCH_RUNS ?? 11);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const macrotask = () => new Promise((r) => setImmediate(r));
+
+async function time(runs, fn) {
+  await fn();
+  const xs = [];
+  for (let i = 0; i < runs; i++) {
+    globalThis.gc?.();
+    await macrotask();
+    const t0 = performance.now();
+    await fn();
+    xs.push(performance.now() - t0);
+  }
+  return median(xs);
+}
+
+// ---- 1. a cold tree's totals vs its listing --------------------------------------
+async function buildTree() {
+  const store = new MemoryStore();
+  const turns = (seq0) => {
+    const out = [];
+    for (let t = 0; t < 3; t++) {
+      out.push({ seq: seq0 + out.length, type: 'message/input', payload: { messageId: `m${t}`, source: { kind: 'user' }, content: [{ type: 'text', text: 'go' }], delivery: 'queue' } });
+      out.push({ seq: seq0 + out.length, type: 'turn/start', payload: { input: [`m${t}`] } });
+      out.push({ seq: seq0 + out.length, type: 'turn/end', payload: { stopReason: 'completed', output: [{ type: 'text', text: 'done '.repeat(40) }], consumed: [`m${t}`], usage: { inputTokens: 1000 + t, outputTokens: 200 } } });
+    }
+    return out;
+  };
+  let members = 1;
+  const write = async (id, parent, depth) => {
+    const events = [{ seq: 0, type: 'session/start', payload: { inheritedEventCount: 0, parentId: parent, rootId: 'root' } }];
+    events.push(...turns(1));
+    const kids = depth < 3 ? Array.from({ length: 10 }, (_, i) => `${id}.${i}`) : [];
+    for (const [i, kid] of kids.entries()) {
+      events.push({ seq: events.length, type: 'subagent/catalog', payload: { version: 3, childId: kid, childCreatedAt: 1, mode: 'continuable', label: 'task', name: `agent-${i + 1}` } });
+    }
+    await store.append(id, events);
+    for (const kid of kids) {
+      members += 1;
+      await write(kid, id, depth + 1);
+    }
+  };
+  await write('root', undefined, 0);
+  return { store, members };
+}
+
+const { store, members } = await buildTree();
+const listMs = await time(RUNS, () => listDescendants(store, 'root'));
+const usageMs = await time(RUNS, async () => {
+  const runtime = new SubagentRuntime({ store, host: { runTurn: () => ({}) }, recovery: 'off' });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  const totals = await runtime.usage(lead);
+  if (totals.subtree.turns !== members * 3) throw new Error(`counted ${totals.subtree.turns} turns`);
+});
+const openMs = await time(RUNS, async () => {
+  const runtime = new SubagentRuntime({ store, host: { runTurn: () => ({}) }, recovery: 'off' });
+  await runtime.openRoot({ sessionId: 'root' });
+});
+const liveListMs = await time(RUNS, async () => {
+  const runtime = new SubagentRuntime({ store, host: { runTurn: () => ({}) }, recovery: 'off' });
+  await runtime.openRoot({ sessionId: 'root' });
+  await runtime.listDescendants('root');
+});
+console.log(`usage: ${members}-member cold tree, 3 turns each: listDescendants ${listMs.toFixed(2)} ms; runtime.usage ${usageMs.toFixed(2)} ms (opening the root alone ${openMs.toFixed(2)} ms); runtime.listDescendants with usage ${liveListMs.toFixed(2)} ms`);
+record('usage.tree.list', listMs);
+record('usage.tree.usage', usageMs - openMs);
+record('usage.tree.liveList', liveListMs - openMs);
+
+// ---- 2. what recording usage adds to a message --------------------------------------
+async function perMessage(withUsage) {
+  const outcome = withUsage ? { messages: ['ok'], usage: { inputTokens: 1234, outputTokens: 56, cacheReadTokens: 1000 } } : { messages: ['ok'] };
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: { runTurn: () => outcome } });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  const n = 200;
+  const ms = await time(RUNS, async () => {
+    for (let i = 0; i < n; i++) await (await runtime.ask(lead, 'lead', 'go')).answer;
+  });
+  return (ms * 1000) / n;
+}
+const plainUs = await perMessage(false);
+const usageUs = await perMessage(true);
+console.log(`usage: a message to an idle root until its answer: ${plainUs.toFixed(1)} µs without usage, ${usageUs.toFixed(1)} µs with (${((usageUs / plainUs - 1) * 100).toFixed(1)} %)`);
+record('usage.message.plain', plainUs);
+record('usage.message.usage', usageUs);
