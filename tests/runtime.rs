@@ -1287,3 +1287,83 @@ fn a_lost_turn_makes_usage_incomplete() {
     let totals = h2.run(async move { rt.usage(&r, Some("w"), &Signal::never()).await }).unwrap();
     assert_eq!((totals.own.turns, totals.own.complete), (1, false));
 }
+
+/// Streamed parts (issue 45): a running turn's parts reach listeners as
+/// `Delta` events in order, scoped by tree; a part for a turn that ended is
+/// ignored, even while the member's next turn runs; nothing is stored.
+#[test]
+fn a_running_turn_streams_parts_and_a_late_part_is_ignored() {
+    use std::cell::RefCell;
+    use subagent_tree::core::delta::{Part, PartKind};
+    use subagent_tree::exec::{Deferred, LocalExecutor};
+    use subagent_tree::ports::AgentHost;
+    // A host whose turns wait for a gate, and which keeps each turn's handle and id.
+    type Kept = Vec<(Agent, u64, Deferred<()>)>;
+    #[derive(Clone, Default)]
+    struct Streaming(Rc<RefCell<Kept>>);
+    impl AgentHost for Streaming {
+        fn run_turn(&self, turn: subagent_tree::ports::Turn) -> LocalBoxFuture<'static, Result<TurnOutcome>> {
+            let gate = Deferred::new();
+            self.0.borrow_mut().push((turn.agent.clone(), turn.steer.turn_id(), gate.clone()));
+            Box::pin(async move {
+                gate.wait().await;
+                Ok(completed("done"))
+            })
+        }
+    }
+    let exec = LocalExecutor::new();
+    let host = Streaming::default();
+    let store = Rc::new(subagent_tree::MemoryStore::new());
+    let rt =
+        subagent_tree::testkit::runtime(store.clone(), Rc::new(host.clone()), &exec, "d", RuntimeOptions::default());
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let sink = seen.clone();
+    rt.subscribe(
+        Some("root".into()),
+        Rc::new(move |e: &RuntimeEvent| {
+            if let RuntimeEvent::Delta { name, turn_id, part, .. } = e {
+                sink.borrow_mut().push((name.clone(), *turn_id, part.text.clone()));
+            }
+        }),
+    );
+    let r = rt.clone();
+    let root = exec.run_until(async move { r.open_root(Some("root".into()), None).await.unwrap() }).unwrap();
+    let other = {
+        let r = rt.clone();
+        exec.run_until(async move { r.open_root(Some("other".into()), None).await.unwrap() }).unwrap()
+    };
+    let prompt = |root: &Agent| {
+        let (r, a) = (rt.clone(), root.clone());
+        exec.run_until(
+            async move { r.prompt(&a, "lead", Value::from("go"), Scheduling::Queue, &Signal::never()).await },
+        )
+        .unwrap()
+        .unwrap();
+        exec.run_idle();
+    };
+    prompt(&root);
+    prompt(&other);
+    let part = |text: &str| Part { kind: PartKind::TextDelta, text: text.into() };
+    let (first_agent, first_turn, first_gate) = host.0.borrow()[0].clone();
+    let (other_agent, other_turn, _) = host.0.borrow()[1].clone();
+    assert!(rt.emit_part(&first_agent, first_turn, part("Hel")));
+    assert!(rt.emit_part(&first_agent, first_turn, part("lo")));
+    assert!(rt.emit_part(&other_agent, other_turn, part("not this tree")), "emitted, to the other tree's listeners");
+    first_gate.set(());
+    exec.run_idle();
+    prompt(&root); // the next turn runs
+    let (_, next_turn, _) = host.0.borrow()[2].clone();
+    assert_ne!(next_turn, first_turn);
+    assert!(!rt.emit_part(&first_agent, first_turn, part("late")), "the ended turn's part is ignored");
+    assert!(rt.emit_part(&first_agent, next_turn, part("again")));
+    assert_eq!(
+        *seen.borrow(),
+        [
+            ("lead".to_owned(), first_turn, "Hel".to_owned()),
+            ("lead".into(), first_turn, "lo".into()),
+            ("lead".into(), next_turn, "again".into())
+        ]
+    );
+    let stored = store.read_now("root", &ReadQuery::default()).unwrap();
+    assert!(stored.iter().all(|e| !e.payload.to_json().contains("Hel")), "deltas are never stored");
+}

@@ -17,9 +17,12 @@
 //! | [`signal`], [`exec`] | cancellation, and the small local executor and futures the ports return |
 //! | [`path`] | `cwd` resolution and the directory policy |
 //! | [`result`], [`schema`] | run results and content; the `outputSchema` subset (runtime feature) |
+//! | [`delta`] | the parts a host streams while a turn runs (runtime feature) |
 //! | [`usage`] | what a turn or run spends, its validation, and totals folded from logs (runtime feature) |
 
 pub mod catalog;
+#[cfg(feature = "runtime")]
+pub mod delta;
 pub mod error;
 pub mod event;
 pub mod exec;

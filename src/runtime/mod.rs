@@ -59,6 +59,7 @@ pub use member::{Agent, Delivery, InboxMessage, MessageSource, Scheduling, Steer
 pub use recovery::LOST_TURN;
 pub use start::{Activation, ActivationSpec};
 
+use crate::core::delta::Part;
 use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::core::event::{self, SessionEvent};
 use crate::core::exec::{Deferred, Driver, LocalBoxFuture, Tasks};
@@ -155,6 +156,8 @@ pub enum RuntimeEvent {
         /// On end: what the turn reported spending.
         usage: Option<crate::core::usage::Usage>,
     },
+    /// A part a running turn streamed (`turn_id` names the turn). Never stored.
+    Delta { root_id: String, session_id: String, name: String, turn_id: u64, part: Part },
 }
 
 /// A registered provider in an event; equal only to the same registration.
@@ -498,7 +501,8 @@ impl Runtime {
             RuntimeEvent::End(e) => Some(e.info.root_session_id.as_str()),
             RuntimeEvent::Catalog { root_id, .. }
             | RuntimeEvent::Message { root_id, .. }
-            | RuntimeEvent::Turn { root_id, .. } => Some(root_id.as_str()),
+            | RuntimeEvent::Turn { root_id, .. }
+            | RuntimeEvent::Delta { root_id, .. } => Some(root_id.as_str()),
             _ => None,
         };
         let listeners: Vec<Listener> = self
@@ -727,6 +731,25 @@ impl Runtime {
     /// the last take (nothing once that turn has ended).
     pub fn take_steered(&self, agent: &Agent, turn_id: u64) -> Vec<InboxMessage> {
         SteerInbox(Rc::downgrade(&agent.0), turn_id).take()
+    }
+
+    /// Publishes a part turn `turn_id` of `agent` streamed (a `subagent/delta`
+    /// event; nothing is written). `false` when that turn has ended: a part
+    /// emitted late is ignored, even while the member's next turn runs.
+    pub fn emit_part(&self, agent: &Agent, turn_id: u64, part: Part) -> bool {
+        let member = &agent.0;
+        let current =
+            member.phase() == Phase::Live && member.state.borrow().turn.as_ref().is_some_and(|t| t.id == turn_id);
+        if current {
+            self.emit(RuntimeEvent::Delta {
+                root_id: member.root_id.clone(),
+                session_id: member.id.clone(),
+                name: member.full_name.clone(),
+                turn_id,
+                part,
+            });
+        }
+        current
     }
 
     /// The live handle of a resident member, for trusted native code (tests,

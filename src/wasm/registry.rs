@@ -3,10 +3,12 @@
 //! runtimes by id, the hosts' holds from `reopen`, and the operations those
 //! callables name.
 
+use super::convert::{value_within, Budget};
 use super::error::{invalid, to_js};
 use super::future_to_promise;
 use super::tools::{call_tool, tools_for};
 use super::values::message_to_js;
+use crate::core::delta::{Part, MAX_PART_BYTES};
 use crate::core::error::{Quoted, Result};
 use crate::core::hash::HashMap;
 use crate::core::limits::Limits;
@@ -74,6 +76,16 @@ pub(super) fn dispatch(op: &str, args: &Array) -> Result<JsValue> {
             let turn = arg(3).as_f64().unwrap_or(-1.0) as u64;
             let taken = rt.handle(&id, inc).map(|a| rt.take_steered(&a, turn)).unwrap_or_default();
             Ok(taken.iter().map(message_to_js).collect::<Array>().into())
+        }
+        "emit" => {
+            let (id, inc) = key(1);
+            let turn = arg(3).as_f64().unwrap_or(-1.0) as u64;
+            // Bounded before it is copied: a part's text plus its framing.
+            let budget = Budget::new(MAX_PART_BYTES + 64, "partBytes").lenient();
+            let part = value_within(&arg(4), budget).map_err(|e| e.error("the part"))?;
+            let part = Part::from_value(&part)?;
+            let emitted = rt.handle(&id, inc).is_some_and(|a| rt.emit_part(&a, turn, part));
+            Ok(JsValue::from_bool(emitted))
         }
         "waitForInput" => {
             let (id, inc) = key(1);

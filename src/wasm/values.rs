@@ -139,6 +139,15 @@ pub(super) fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
             }
             ("subagent/turn", obj.into())
         }
+        RuntimeEvent::Delta { root_id, session_id, name, turn_id, part } => {
+            let obj = Object::new();
+            set(&obj, "rootSessionId", &JsValue::from_str(root_id));
+            set(&obj, "sessionId", &JsValue::from_str(session_id));
+            set(&obj, "name", &JsValue::from_str(name));
+            set(&obj, "turnId", &JsValue::from_f64(*turn_id as f64));
+            set(&obj, "part", &value_to_js(&part.to_value()));
+            ("subagent/delta", obj.into())
+        }
         RuntimeEvent::ProviderAdded(provider) => ("subagent/provider-added", provider_to_js(&provider.0)),
         RuntimeEvent::ProviderRemoved(name) => ("subagent/provider-removed", JsValue::from_str(name)),
     }
@@ -150,6 +159,7 @@ pub(super) const EVENT_TYPES: &[&str] = &[
     "subagent/catalog",
     "subagent/message",
     "subagent/turn",
+    "subagent/delta",
     "subagent/provider-added",
     "subagent/provider-removed",
 ];

@@ -121,7 +121,10 @@ export function makeActivation(cap, runtime, childId, incarnation, name, message
 export function makeTurn(cap, runtime, turn, agent, incarnation, turnId) {
   check(cap);
   own(turn, 'agent', agent);
+  own(turn, 'turnId', turnId);
   own(turn, 'takeSteered', () => dispatch('takeSteered', runtime, agent.sessionId, incarnation, turnId));
+  // A part for `subagent/delta` listeners: `false` once this turn has ended (ignored); a bad part throws.
+  own(turn, 'emit', (part) => dispatch('emit', runtime, agent.sessionId, incarnation, turnId, part));
   // The core answers with WaitEnd's discriminant (Steered, Aborted, Quiet, Ended).
   const wait = (steer) => apply(promiseThen, dispatch('waitForInput', runtime, agent.sessionId, incarnation, turnId, steer), [(n) => WAIT_ENDS[n]]);
   own(turn, 'waitForSteered', () => wait(true));

@@ -7,7 +7,7 @@
  *
  * @module subagent-tree/testing
  */
-import type { AbortSignalLike, Usage, Agent, AgentHost, AgentTurn, AgentTurnOutcome, JsonValue, SessionEvent, SessionStore, SubagentRuntime, SubagentStopReason } from '../index.js';
+import type { AbortSignalLike, DeltaPart, Usage, Agent, AgentHost, AgentTurn, AgentTurnOutcome, JsonValue, SessionEvent, SessionStore, SubagentRuntime, SubagentStopReason } from '../index.js';
 
 /** Every code a `TestingError` can carry. */
 export type TestingErrorCode =
@@ -54,6 +54,8 @@ export type ScriptStep =
   | { call: string; input?: JsonValue; expectError?: boolean }
   /** An assistant message (the output is the last non-empty one). */
   | { say: string }
+  /** Streams a part (or parts, in order) to `subagent/delta` listeners, as a model host would. */
+  | { emit: DeltaPart | DeltaPart[] }
   /**
    * Waits until a message is steered in (any, or one whose text contains / matches); ends `aborted` if
    * interrupted first. If the rest of the tree goes quiet without one (`turn.waitForSteered()` says

@@ -38,7 +38,7 @@ const turnRef = (name, n) => `${name} turn ${n}`;
 /** A copy of the turn the kit can change (tools, takeSteered) without touching the runtime's. */
 function copyTurn(turn, tools, takeSteered) {
   const copy = {};
-  for (const key of ['sessionId', 'rootId', 'name', 'parentName', 'cwd', 'first', 'signal', 'input', 'inputText', 'context', 'guidance', 'outputSchema', 'agent', 'waitForSteered', 'waitForInterrupt']) {
+  for (const key of ['sessionId', 'rootId', 'name', 'parentName', 'cwd', 'first', 'signal', 'input', 'inputText', 'context', 'guidance', 'outputSchema', 'agent', 'waitForSteered', 'waitForInterrupt', 'turnId', 'emit']) {
     if (turn[key] !== undefined) copy[key] = turn[key];
   }
   copy.tools = tools;
@@ -146,7 +146,7 @@ export function seededIds(seed = 'subagent-tree') {
 
 // ------------------------------------------------------------ scripted hosts
 
-const STEP_KEYS = ['call', 'say', 'waitForMessage', 'waitForAbort'];
+const STEP_KEYS = ['call', 'say', 'emit', 'waitForMessage', 'waitForAbort'];
 
 function checkScript(script) {
   if (!isObject(script)) throw fail('INVALID_SCRIPT', `a script is an object of full names to turns, not ${quote(script)}`);
@@ -179,6 +179,12 @@ function checkScript(script) {
 
 function matches(expect, text) {
   return typeof expect === 'string' ? text.includes(expect) : expect.test(text);
+}
+
+/** One of the turn's runtime methods; a turn not made by a SubagentRuntime may lack it. */
+function turnCall(turn, kind, where) {
+  if (typeof turn[kind] !== 'function') throw fail('INVALID_ARGUMENT', `${where}: this turn has no ${kind}(); kit hosts need turns from a SubagentRuntime`);
+  return turn[kind];
 }
 
 /** Calls one of the turn's waits; a turn not made by a SubagentRuntime may lack them. */
@@ -238,6 +244,10 @@ export function scriptedHost(script, { onTurn } = {}) {
         const messages = [];
         for (const [j, step] of planned.steps.entries()) {
           if ('say' in step) messages.push(String(step.say));
+          else if ('emit' in step) {
+            // A streamed part (or parts), published to `subagent/delta` listeners in order.
+            for (const part of Array.isArray(step.emit) ? step.emit : [step.emit]) turnCall(turn, 'emit', where)(part);
+          }
           else if ('call' in step) {
             const tool = turn.tools.find((t) => t.name === step.call);
             if (!tool) throw fail('SCRIPT_MISMATCH', `${where} step ${j}: no tool named ${quote(step.call)}; this member has ${turn.tools.map((t) => t.name).join(', ') || 'none'}`);

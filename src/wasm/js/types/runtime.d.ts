@@ -193,6 +193,15 @@ export interface AgentTurn {
   readonly first: boolean;
   /** Aborts on interrupt, disposal or drain. */
   readonly signal: AbortSignalLike;
+  /** This turn's id, as its `subagent/delta` events name it (a new one per turn). */
+  readonly turnId: number;
+  /**
+   * Streams a part to `subagent/delta` listeners (never stored: the turn's
+   * final output is). `false` once this turn has ended: a late part is
+   * ignored. A bad part throws a `SubagentError` (`INVALID_ARGUMENT`, or
+   * `LIMIT_EXCEEDED` for text over 64 KiB).
+   */
+  emit(part: DeltaPart): boolean;
   readonly input: InboxMessage[];
   /** Model-ready input texts, then return guidance on a local child's first turn. */
   readonly inputText: string[];
@@ -418,6 +427,23 @@ export interface SubagentTurnEvent {
   usage?: Usage;
 }
 
+/** A streamed part: assistant or reasoning text as it arrives, at most 64 KiB of UTF-8 each. */
+export interface DeltaPart {
+  type: 'text-delta' | 'reasoning-delta';
+  text: string;
+}
+
+/** `subagent/delta`: a part a running turn streamed, in order. Never written to the store. */
+export interface SubagentDeltaEvent {
+  rootSessionId: string;
+  sessionId: string;
+  /** The member's full name. */
+  name: string;
+  /** The turn that streamed it (a new id per turn). */
+  turnId: number;
+  part: DeltaPart;
+}
+
 /** What each `on(type)` listener receives: `provider-added` the registered provider, `provider-removed` its name. */
 export interface RuntimeEventMap {
   'subagent/start': SubagentStartEvent;
@@ -425,6 +451,7 @@ export interface RuntimeEventMap {
   'subagent/catalog': SubagentCatalogEvent;
   'subagent/message': SubagentMessageEvent;
   'subagent/turn': SubagentTurnEvent;
+  'subagent/delta': SubagentDeltaEvent;
   'subagent/provider-added': SubagentProvider;
   'subagent/provider-removed': string;
 }

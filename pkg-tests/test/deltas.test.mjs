@@ -1,0 +1,101 @@
+// Live output (issue 45): a host streams parts with turn.emit(part); the
+// runtime publishes subagent/delta events in order to listeners (scoped by
+// tree with { root }); a late part is ignored; a hostile part is refused with
+// a coded error and the runtime keeps working; nothing is stored; the test
+// kit's scripted host emits parts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SubagentRuntime, MemoryStore, SubagentError } from 'subagent-tree';
+import { scriptedHost } from 'subagent-tree/testing';
+
+test('turn.emit streams parts to subagent/delta listeners, in order, scoped by tree', async () => {
+  const store = new MemoryStore();
+  let kept;
+  const host = {
+    async runTurn(turn) {
+      kept ??= turn;
+      assert.equal(typeof turn.turnId, 'number');
+      for (const text of ['Hel', 'lo', ', world']) assert.equal(turn.emit({ type: 'text-delta', text }), true);
+      assert.equal(turn.emit({ type: 'reasoning-delta', text: 'thinking' }), true);
+      return { messages: [`${turn.name}: Hello, world`] };
+    },
+  };
+  const runtime = new SubagentRuntime({ store, host });
+  const mine = [];
+  const all = [];
+  runtime.on('subagent/delta', (e) => mine.push(e), { root: 'root' });
+  runtime.on('subagent/delta', (e) => all.push(e.rootSessionId));
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  const other = await runtime.openRoot({ sessionId: 'other' });
+  const first = await (await runtime.ask(lead, 'lead', 'hi')).answer;
+  await (await runtime.ask(other, 'lead', 'hi')).answer;
+  assert.deepEqual(mine.map((e) => [e.name, e.part.type, e.part.text]), [
+    ['lead', 'text-delta', 'Hel'],
+    ['lead', 'text-delta', 'lo'],
+    ['lead', 'text-delta', ', world'],
+    ['lead', 'reasoning-delta', 'thinking'],
+  ]);
+  assert.ok(mine.every((e) => e.sessionId === 'root' && e.rootSessionId === 'root' && e.turnId === kept.turnId));
+  assert.deepEqual([...new Set(all)], ['root', 'other'], 'an unscoped listener hears every tree');
+  assert.equal(first.output[0].text, 'lead: Hello, world');
+  // A part emitted after its turn ended is ignored, even while the next turn runs.
+  let release;
+  const running = new Promise((r) => (release = r));
+  const held = new SubagentRuntime({
+    store: new MemoryStore(),
+    host: {
+      async runTurn(turn) {
+        if (kept.turnId !== turn.turnId) await running;
+        return { messages: ['ok'] };
+      },
+    },
+  });
+  const late = [];
+  held.on('subagent/delta', (e) => late.push(e));
+  const root = await held.openRoot({ sessionId: 'r' });
+  await held.prompt(root, 'lead', 'one');
+  assert.equal(kept.emit({ type: 'text-delta', text: 'late' }), false);
+  release();
+  await held.waitForQuiescence(root);
+  assert.deepEqual(late, []);
+  // Never stored.
+  for (const e of await store.read('root', {})) assert.ok(!JSON.stringify(e).includes('thinking'), e.type);
+});
+
+test('a hostile part is refused with a coded error; the runtime keeps working', async () => {
+  const refusals = [];
+  const host = {
+    async runTurn(turn) {
+      for (const part of [undefined, 'text', { type: 'image', text: 'x' }, { type: 'text-delta', text: 7 }, { type: 'text-delta' }, { type: 'text-delta', text: 'x'.repeat(70_000) }, { type: 'text-delta', text: 'x'.repeat(50_000_000) }, new Proxy({}, { get() { throw new Error('trap'); } })]) {
+        try {
+          turn.emit(part);
+          refusals.push('accepted');
+        } catch (e) {
+          assert.ok(e instanceof SubagentError, String(e));
+          refusals.push(e.code);
+        }
+      }
+      turn.emit({ type: 'text-delta', text: 'still streaming' });
+      return { messages: ['ok'] };
+    },
+  };
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host });
+  const parts = [];
+  runtime.on('subagent/delta', (e) => parts.push(e.part.text));
+  const lead = await runtime.openRoot();
+  const answer = await (await runtime.ask(lead, 'lead', 'go')).answer;
+  assert.equal(answer.stopReason, 'completed');
+  assert.deepEqual(refusals, ['INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'LIMIT_EXCEEDED', 'LIMIT_EXCEEDED', 'INVALID_ARGUMENT']);
+  assert.deepEqual(parts, ['still streaming']);
+});
+
+test("the test kit's scripted host emits parts, deterministically", async () => {
+  const host = scriptedHost({ lead: [{ steps: [{ emit: { type: 'text-delta', text: 'Draft' } }, { emit: [{ type: 'text-delta', text: 'ing' }, { type: 'reasoning-delta', text: 'why' }] }], reply: 'Drafting' }] });
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host });
+  const seen = [];
+  runtime.on('subagent/delta', (e) => seen.push(`${e.part.type}:${e.part.text}`));
+  const lead = await runtime.openRoot();
+  await (await runtime.ask(lead, 'lead', 'go')).answer;
+  host.check();
+  assert.deepEqual(seen, ['text-delta:Draft', 'text-delta:ing', 'reasoning-delta:why']);
+});

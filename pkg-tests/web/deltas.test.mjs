@@ -1,0 +1,41 @@
+// Live output in the browser (issue 45): a turn's parts reach a page's
+// subagent/delta listener in order, as the turn runs (before its end event).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openFixture, startSite } from './helpers.mjs';
+
+let site, browser, context;
+before(async () => {
+  site = await startSite();
+  browser = await launch();
+  context = await browser.newContext();
+});
+after(async () => {
+  await browser?.close();
+  await site?.close();
+});
+
+test('a page hears a turn stream its parts before the turn ends', async () => {
+  const page = await openFixture(context, site.url);
+  const seen = await page.evaluate(async () => {
+    const { SubagentRuntime, MemoryStore } = window.lib;
+    const host = {
+      async runTurn(turn) {
+        for (const text of ['Wri', 'ting', '…']) {
+          turn.emit({ type: 'text-delta', text });
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        return { messages: ['Writing…'] };
+      },
+    };
+    const runtime = new SubagentRuntime({ store: new MemoryStore(), host });
+    const seen = [];
+    runtime.on('subagent/delta', (e) => seen.push(`${e.name}:${e.part.text}`));
+    runtime.on('subagent/turn', (e) => seen.push(`${e.name}:${e.phase}`));
+    const lead = await runtime.openRoot();
+    await (await runtime.ask(lead, 'lead', 'go')).answer;
+    return seen;
+  });
+  assert.deepEqual(seen, ['lead:start', 'lead:Wri', 'lead:ting', 'lead:…', 'lead:end']);
+  page.check();
+});
