@@ -57,6 +57,10 @@ for (const [name, files] of [['full', ['subagent_tree_bg.wasm', 'subagent_tree.j
   row('projectCatalog, 100,000 events', `${f(get('catalog.wasm'))} ms`, `plain-JS fold ${f(get('catalog.js'))} ms; native ${f(nativeProjectMs)} ms`, r, '<= 4x plain JS', r === undefined ? undefined : r <= 4);
 }
 {
+  const ms = get('deltas.maxBlockMs');
+  row('1,000 deltas/s, 100 members, lagging events() reader: longest block', `${f(ms)} ms`, `heap growth ${f(get('deltas.heapGrowthKB'), 0)} KB`, undefined, '< 50 ms, memory flat', ms === undefined ? undefined : ms < 50);
+}
+{
   const r = ratio(get('usage.tree.usage'), get('usage.tree.list'));
   row('runtime.usage, 1,111-member cold tree', `${f(get('usage.tree.usage'), 2)} ms`, `listDescendants ${f(get('usage.tree.list'), 2)} ms`, r, '<= 2x listing', r === undefined ? undefined : r <= 2);
   const m = ratio(get('usage.message.usage'), get('usage.message.plain'));

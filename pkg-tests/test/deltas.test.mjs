@@ -99,3 +99,66 @@ test("the test kit's scripted host emits parts, deterministically", async () => 
   host.check();
   assert.deepEqual(seen, ['text-delta:Draft', 'text-delta:ing', 'reasoning-delta:why']);
 });
+
+test('runtime.events(): an async iterable of the runtime events, by tree and type; a lagging consumer gets deltas coalesced, nothing else dropped', async () => {
+  let gate;
+  const opened = new Promise((r) => (gate = r));
+  const host = {
+    async runTurn(turn) {
+      if (turn.name === 'lead' && turn.first) {
+        await turn.tools.find((t) => t.name === 'spawn_agent').call({ name: 'writer', description: 'Write', prompt: 'Write.' });
+      }
+      for (let i = 0; i < 500; i++) turn.emit({ type: 'text-delta', text: String(i % 10) });
+      if (turn.name === 'writer') await opened;
+      return { messages: [`${turn.name} done`] };
+    },
+  };
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host });
+  const everything = runtime.events();
+  const deltasOfRoot = runtime.events({ root: 'root', types: ['subagent/delta', 'subagent/turn', 'subagent/start'] });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  const other = await runtime.openRoot({ sessionId: 'other' });
+  await runtime.prompt(lead, 'lead', 'go');
+  await runtime.prompt(other, 'lead', 'go');
+  gate();
+  await runtime.waitForQuiescence(lead);
+  await runtime.waitForQuiescence(other);
+  // Nothing was read while 2,000 parts streamed: each turn's parts arrive as one coalesced delta.
+  const seen = [];
+  for await (const { type, event } of deltasOfRoot) {
+    assert.equal(event.rootSessionId, 'root');
+    seen.push(type === 'subagent/delta' ? `${event.name}:delta:${event.part.text.length}` : `${event.name ?? ''}:${type}${event.phase ? `:${event.phase}` : ''}`);
+    if (seen.filter((s) => s === 'lead:subagent/turn:end').length === 2) break;
+  }
+  assert.deepEqual(seen, [
+    'lead:subagent/turn:start',
+    'writer:subagent/start',
+    'writer:subagent/turn:start',
+    'lead:delta:500',
+    'writer:delta:500',
+    'lead:subagent/turn:end',
+    'writer:subagent/turn:end',
+    'lead:subagent/turn:start',
+    'lead:delta:500',
+    'lead:subagent/turn:end',
+  ]);
+  assert.deepEqual(await deltasOfRoot.next(), { value: undefined, done: true }, 'break unsubscribed');
+  // The unfiltered stream kept every other event, of both trees.
+  // Each tree: lead's two turns and the writer's one end.
+  const types = [];
+  let ends = 0;
+  for await (const { type, event } of everything) {
+    types.push(`${event.rootSessionId ?? '-'}:${type}`);
+    if (type === 'subagent/turn' && event.phase === 'end' && ++ends === 6) break;
+  }
+  assert.ok(types.includes('root:subagent/catalog') && types.includes('root:subagent/end') && types.includes('other:subagent/delta'), types.join(' '));
+  await everything.return();
+  // A signal ends a waiting next().
+  const controller = new AbortController();
+  const waiting = runtime.events({ signal: controller.signal }).next();
+  controller.abort();
+  assert.deepEqual(await waiting, { value: undefined, done: true });
+  for (const bad of [{ types: ['subagent/nope'] }, { types: 'subagent/turn' }, { root: 7 }, { signal: {} }]) {
+    assert.throws(() => runtime.events(bad), (e) => e.code === 'INVALID_ARGUMENT', JSON.stringify(bad));
+  }
+});

@@ -32,10 +32,14 @@ test('a page hears a turn stream its parts before the turn ends', async () => {
     const seen = [];
     runtime.on('subagent/delta', (e) => seen.push(`${e.name}:${e.part.text}`));
     runtime.on('subagent/turn', (e) => seen.push(`${e.name}:${e.phase}`));
+    const stream = runtime.events({ types: ['subagent/delta'] });
     const lead = await runtime.openRoot();
     await (await runtime.ask(lead, 'lead', 'go')).answer;
-    return seen;
+    // Read after the turn: the parts it streamed meanwhile, coalesced.
+    const { value } = await stream.next();
+    await stream.return();
+    return [...seen, `stream:${value.event.part.text}`, JSON.stringify(await stream.next())];
   });
-  assert.deepEqual(seen, ['lead:start', 'lead:Wri', 'lead:ting', 'lead:…', 'lead:end']);
+  assert.deepEqual(seen, ['lead:start', 'lead:Wri', 'lead:ting', 'lead:…', 'lead:end', 'stream:Writing…', '{"done":true}']);
   page.check();
 });

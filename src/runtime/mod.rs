@@ -19,6 +19,7 @@
 //! | `ports.rs` | what hosts implement: the agent host, providers and runs, clock, ids |
 //! | `providers.rs` | the built-in `spawn` and `fork` providers |
 //! | `text.rs` | the model-visible text the runtime writes (input framing, notices, guidance) |
+//! | `stream.rs` | the events as a pull stream for a consumer at its own pace (deltas coalesce while it lags) |
 //! | `tools.rs`, `team.rs` | the model-facing tools, and the team task board they keep |
 //!
 //! The rest of this file is the runtime's I/O around those machines: the
@@ -49,6 +50,7 @@ pub mod ports;
 pub mod providers;
 mod recovery;
 mod start;
+pub mod stream;
 pub mod team;
 pub mod text;
 pub mod tools;

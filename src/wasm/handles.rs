@@ -66,6 +66,8 @@ extern "C" {
     ) -> JsValue;
     #[wasm_bindgen(js_name = makeTools)]
     fn make_tools_js(cap: &JsValue, runtime: u32, agent: &JsValue, specs: &Array) -> JsValue;
+    #[wasm_bindgen(js_name = makeEventStream)]
+    fn make_event_stream_js(cap: &JsValue, runtime: u32, id: f64, signal: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = makeDisposer)]
     fn make_disposer_js(cap: &JsValue, op: &str, runtime: u32, token: f64) -> JsValue;
     #[wasm_bindgen(js_name = quiet, catch)]
@@ -134,6 +136,11 @@ pub fn make_activation(
 
 pub fn make_turn(runtime: u32, turn: JsValue, agent: JsValue, incarnation: f64, turn_id: f64) -> JsValue {
     make_turn_js(&cap(), runtime, turn, agent, incarnation, turn_id)
+}
+
+/// `runtime.events()`'s async iterator over stream `id` (closed when `signal` aborts).
+pub fn make_event_stream(runtime: u32, id: u64, signal: &JsValue) -> JsValue {
+    make_event_stream_js(&cap(), runtime, id as f64, signal)
 }
 
 pub fn make_tools(runtime: u32, agent: &JsValue, specs: &Array) -> JsValue {

@@ -3,18 +3,20 @@
 //! runtimes by id, the hosts' holds from `reopen`, and the operations those
 //! callables name.
 
-use super::convert::{value_within, Budget};
+use super::convert::{set, value_within, Budget};
 use super::error::{invalid, to_js};
 use super::future_to_promise;
 use super::tools::{call_tool, tools_for};
-use super::values::message_to_js;
+use super::values::{event_to_js, message_to_js};
 use crate::core::delta::{Part, MAX_PART_BYTES};
 use crate::core::error::{Quoted, Result};
 use crate::core::hash::HashMap;
 use crate::core::limits::Limits;
+use crate::runtime::stream::EventStream;
 use crate::runtime::{Held, Runtime, WeakRuntime};
-use js_sys::Array;
+use js_sys::{Array, Object};
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 type JsResult<T> = std::result::Result<T, JsValue>;
@@ -26,6 +28,8 @@ thread_local! {
     /// Host holds from `reopen`, until their `release()`: (runtime, token) -> hold.
     pub(super) static HOLDS: RefCell<HashMap<(u32, u64), Held>> = RefCell::new(HashMap::default());
     pub(super) static NEXT_HOLD: Cell<u64> = const { Cell::new(1) };
+    /// Event streams from `events()`, until closed: (runtime, id) -> stream.
+    pub(super) static STREAMS: RefCell<HashMap<(u32, u64), Rc<EventStream>>> = RefCell::new(HashMap::default());
 }
 
 pub(super) fn runtime_by_id(id: u32) -> Result<Runtime> {
@@ -86,6 +90,40 @@ pub(super) fn dispatch(op: &str, args: &Array) -> Result<JsValue> {
             let part = Part::from_value(&part)?;
             let emitted = rt.handle(&id, inc).is_some_and(|a| rt.emit_part(&a, turn, part));
             Ok(JsValue::from_bool(emitted))
+        }
+        "streamNext" => {
+            let id = arg(1).as_f64().unwrap_or(0.0) as u64;
+            let stream = STREAMS.with(|s| s.borrow().get(&(rt_id, id)).cloned());
+            Ok(future_to_promise(async move {
+                let event = match stream {
+                    Some(stream) => stream.next().await,
+                    None => None,
+                };
+                let item = Object::new();
+                match event {
+                    Some(event) => {
+                        let (kind, value) = event_to_js(&event);
+                        let entry = Object::new();
+                        set(&entry, "type", &JsValue::from_str(kind));
+                        set(&entry, "event", &value);
+                        set(&item, "value", &entry);
+                        set(&item, "done", &JsValue::FALSE);
+                    }
+                    None => {
+                        set(&item, "value", &JsValue::UNDEFINED);
+                        set(&item, "done", &JsValue::TRUE);
+                    }
+                }
+                Ok(item.into())
+            })
+            .into())
+        }
+        "streamClose" => {
+            let id = arg(1).as_f64().unwrap_or(0.0) as u64;
+            if let Some(stream) = STREAMS.with(|s| s.borrow_mut().remove(&(rt_id, id))) {
+                stream.close();
+            }
+            Ok(JsValue::UNDEFINED)
         }
         "waitForInput" => {
             let (id, inc) = key(1);

@@ -12,7 +12,7 @@ use super::future_to_promise;
 use super::handles::{agent_from_js, agent_to_js, make_activation, make_disposer, quiet};
 use super::native::{native_store, NativeStore};
 use super::ports::{flush_listener, JsClock, JsHost, JsIds, JsProvider};
-use super::registry::{ensure_dispatcher, HOLDS, NEXT_HOLD, NEXT_RUNTIME, RUNTIMES};
+use super::registry::{ensure_dispatcher, HOLDS, NEXT_HOLD, NEXT_RUNTIME, RUNTIMES, STREAMS};
 use super::signal::Link;
 use super::store::JsStore;
 use super::tools::tools_for;
@@ -41,6 +41,15 @@ pub struct JsRuntime {
 impl Drop for JsRuntime {
     fn drop(&mut self) {
         RUNTIMES.with(|r| r.borrow_mut().remove(&self.id));
+        // Its event streams end: a waiting `next()` answers done.
+        let streams: Vec<_> = STREAMS.with(|s| {
+            let mut s = s.borrow_mut();
+            let ids: Vec<(u32, u64)> = s.keys().filter(|(rt, _)| *rt == self.id).copied().collect();
+            ids.iter().filter_map(|k| s.remove(k)).collect()
+        });
+        for stream in streams {
+            stream.close();
+        }
     }
 }
 
@@ -557,6 +566,50 @@ impl JsRuntime {
             let mut out = super::convert::RowsToJs::default();
             Ok(rows.iter().map(|r| live_row_to_js(&mut out, r)).collect::<Array>().into())
         })
+    }
+
+    /// The runtime's events from now on as an async iterator of `{ type, event }`,
+    /// of one tree (`root`, a Session id) and of some `types`; deltas coalesce
+    /// while the consumer lags (see `runtime::stream`); `break`, `return()` or
+    /// the signal unsubscribes.
+    #[wasm_bindgen(unchecked_return_type = "AsyncIterableIterator<RuntimeEventItem>")]
+    pub fn events(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "EventsOptions")] options: Option<JsValue>,
+    ) -> JsResult<JsValue> {
+        let what = "options";
+        let options = options.map(|o| options_arg(&o, what)).transpose().map_err(to_js)?.flatten();
+        let parsed = (|| -> Result<_> {
+            let Some(o) = &options else { return Ok((None, None, JsValue::UNDEFINED)) };
+            let root = opt_id(o, "root", what)?;
+            let types_js = get(o, "types", what)?;
+            let types = if types_js.is_undefined() || types_js.is_null() {
+                None
+            } else {
+                let list = super::convert::array_arg(&types_js, "options.types")?;
+                let mut types = Vec::new();
+                for t in list.iter() {
+                    let t = string_arg(&t, "options.types[]")?;
+                    if !EVENT_TYPES.contains(&t.as_str()) {
+                        return Err(invalid(format!(
+                            "options.types[] must be one of {}, not {}",
+                            EVENT_TYPES.join(", "),
+                            crate::core::name::quote_truncated(&t, 40)
+                        )));
+                    }
+                    types.push(t);
+                }
+                Some(types)
+            };
+            // Validated here; the iterator listens for its abort.
+            Link::from_options(Some(o), what, true)?;
+            Ok((root, types, get(o, "signal", what)?))
+        })();
+        let (root, types, signal) = parsed.map_err(to_js)?;
+        let id = NEXT_HOLD.with(|n| n.replace(n.get() + 1));
+        let stream = std::rc::Rc::new(self.rt.events(root, types));
+        STREAMS.with(|s| s.borrow_mut().insert((self.id, id), stream));
+        Ok(super::handles::make_event_stream(self.id, id, &signal))
     }
 
     /// What `target` (default the root) and its subtree spent: `{ own, subtree, complete }`.

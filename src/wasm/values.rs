@@ -81,6 +81,7 @@ pub(super) fn live_row_to_js(rows: &mut super::convert::RowsToJs, row: &LiveRow)
     obj
 }
 
+#[inline(never)]
 pub(super) fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
     let info_obj = |i: &crate::runtime::RunInfo| {
         let obj = Object::new();

@@ -141,6 +141,54 @@ export function makeTurn(cap, runtime, turn, agent, incarnation, turnId) {
   return freeze(turn);
 }
 
+const DONE = freeze({ value: undefined, done: true });
+const { resolve: promiseResolve } = Promise;
+const ASYNC_ITERATOR = Symbol.asyncIterator;
+/**
+ * A stream nobody closed is closed once its iterator is collected (its
+ * subscription would keep filling), where the engine has a
+ * FinalizationRegistry (workerd has none: there, close what you open).
+ */
+const streams =
+  typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry((args) => {
+        try {
+          dispatch('streamClose', ...args);
+        } catch {
+          // Its runtime was freed first: nothing is subscribed any more.
+        }
+      })
+    : null;
+
+/**
+ * `runtime.events()`: an async iterator over stream `id` of `runtime`, as
+ * `{ type, event }` items. `break`, `return()` or the signal's abort
+ * unsubscribes; what was queued is dropped.
+ */
+export function makeEventStream(cap, runtime, id, signal) {
+  check(cap);
+  let done = false;
+  const close = () => {
+    if (!done) {
+      done = true;
+      dispatch('streamClose', runtime, id);
+    }
+  };
+  const iterator = {};
+  own(iterator, 'next', () => (done ? apply(promiseResolve, Promise, [DONE]) : dispatch('streamNext', runtime, id)));
+  own(iterator, 'return', () => {
+    close();
+    return apply(promiseResolve, Promise, [DONE]);
+  });
+  own(iterator, ASYNC_ITERATOR, () => iterator);
+  if (signal) {
+    if (signal.aborted) close();
+    else signal.addEventListener('abort', close, { once: true });
+  }
+  streams?.register(iterator, [runtime, id]);
+  return freeze(iterator);
+}
+
 /** Tools handed to a model: each spec plus `call(input, { signal })`. */
 export function makeTools(cap, runtime, agent, specs) {
   check(cap);

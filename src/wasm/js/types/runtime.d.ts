@@ -458,6 +458,21 @@ export interface RuntimeEventMap {
 
 export type RuntimeEventType = keyof RuntimeEventMap;
 
+/** What `runtime.events()` yields: an event with its type, typed by it. */
+export type RuntimeEventItem = { [K in RuntimeEventType]: { type: K; event: RuntimeEventMap[K] } }[RuntimeEventType];
+
+/**
+ * `runtime.events()`: of one tree (`root`, its Session id), of some `types`;
+ * the signal's abort ends the stream. While the consumer lags, a member's
+ * deltas coalesce (one queued delta per member and part kind between its
+ * other events, keeping the latest 1 MiB of text); no other event is dropped.
+ */
+export interface EventsOptions {
+  root?: string;
+  types?: RuntimeEventType[];
+  signal?: AbortSignalLike;
+}
+
 export interface OnOptions {
   /** Only events of this root's tree (its Session id). */
   root?: string;

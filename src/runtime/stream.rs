@@ -1,0 +1,265 @@
+//! [`EventStream`]: the runtime's events as a pull stream (`runtime.events()`
+//! in JS), filtered by tree and type, for consumers that read at their own pace.
+//!
+//! A consumer that lags cannot grow memory without bound from deltas: a
+//! member's parts coalesce into the one still queued for it (same turn and
+//! kind) as long as nothing else of that member was queued after it, so at
+//! most one queued delta per member and kind sits between its other events,
+//! and a coalesced text keeps its latest [`MAX_COALESCED_BYTES`]. Every other
+//! event is kept: those follow durable work (a start, a message accepted, a
+//! turn's end), which the consumer is shown in order.
+
+use super::{Runtime, RuntimeEvent};
+use crate::core::exec::Deferred;
+use crate::core::hash::HashMap;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+/// The most text one coalesced delta keeps (its latest bytes).
+pub const MAX_COALESCED_BYTES: usize = 1 << 20;
+
+/// The JS name of an event's type (`subagent/delta`, ...).
+pub fn event_type(event: &RuntimeEvent) -> &'static str {
+    match event {
+        RuntimeEvent::Start(_) => "subagent/start",
+        RuntimeEvent::End(_) => "subagent/end",
+        RuntimeEvent::Catalog { .. } => "subagent/catalog",
+        RuntimeEvent::Message { .. } => "subagent/message",
+        RuntimeEvent::Turn { .. } => "subagent/turn",
+        RuntimeEvent::Delta { .. } => "subagent/delta",
+        RuntimeEvent::ProviderAdded(_) => "subagent/provider-added",
+        RuntimeEvent::ProviderRemoved(_) => "subagent/provider-removed",
+    }
+}
+
+/// The member an event is about, when it is about one.
+fn member_of(event: &RuntimeEvent) -> Option<&str> {
+    match event {
+        RuntimeEvent::Start(i) => Some(&i.id),
+        RuntimeEvent::End(e) => Some(&e.info.id),
+        RuntimeEvent::Message { session_id, .. }
+        | RuntimeEvent::Turn { session_id, .. }
+        | RuntimeEvent::Delta { session_id, .. } => Some(session_id),
+        _ => None,
+    }
+}
+
+/// The queue between the runtime's listener and the consumer.
+#[derive(Default)]
+pub struct Queue {
+    items: VecDeque<RuntimeEvent>,
+    /// How many items were ever taken: item `n` is at `n - taken`.
+    taken: u64,
+    /// Per member, the number of its latest queued event.
+    latest: HashMap<String, u64>,
+    wake: Option<Deferred<()>>,
+    closed: bool,
+}
+
+impl Queue {
+    /// Queues an event, coalescing a delta into its member's queued one.
+    pub fn push(&mut self, event: RuntimeEvent) {
+        if self.closed {
+            return;
+        }
+        let number = self.taken + self.items.len() as u64;
+        if let RuntimeEvent::Delta { session_id, turn_id, part, .. } = &event {
+            if let Some(&at) = self.latest.get(session_id.as_str()).filter(|&&n| n >= self.taken) {
+                if let Some(RuntimeEvent::Delta { turn_id: t, part: queued, .. }) =
+                    self.items.get_mut((at - self.taken) as usize)
+                {
+                    if *t == *turn_id && queued.kind == part.kind {
+                        queued.text.push_str(&part.text);
+                        keep_tail(&mut queued.text, MAX_COALESCED_BYTES);
+                        return;
+                    }
+                }
+            }
+        }
+        if let Some(member) = member_of(&event) {
+            self.latest.insert(member.to_owned(), number);
+        }
+        self.items.push_back(event);
+        if let Some(wake) = self.wake.take() {
+            wake.set(());
+        }
+    }
+
+    /// The next event, if one is queued.
+    pub fn pop(&mut self) -> Option<RuntimeEvent> {
+        let event = self.items.pop_front()?;
+        self.taken += 1;
+        if let Some(member) = member_of(&event) {
+            if self.latest.get(member).is_some_and(|&n| n < self.taken) {
+                self.latest.remove(member);
+            }
+        }
+        Some(event)
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+/// Cuts `text` to its last `max` bytes, on a character boundary.
+fn keep_tail(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut cut = text.len() - max;
+        while !text.is_char_boundary(cut) {
+            cut += 1;
+        }
+        text.drain(..cut);
+    }
+}
+
+/// A subscription read as a stream. Dropping or closing it unsubscribes.
+pub struct EventStream {
+    queue: Rc<RefCell<Queue>>,
+    runtime: Runtime,
+    token: u64,
+}
+
+impl Runtime {
+    /// The runtime's events from now on, as a stream: of one tree when `root`
+    /// is given, of these types when `types` is (JS names, `subagent/delta`, ...).
+    pub fn events(&self, root: Option<String>, types: Option<Vec<String>>) -> EventStream {
+        let queue = Rc::new(RefCell::new(Queue::default()));
+        let sink = queue.clone();
+        let token = self.subscribe(
+            root,
+            Rc::new(move |event: &RuntimeEvent| {
+                if types.as_ref().is_none_or(|t| t.iter().any(|t| t == event_type(event))) {
+                    sink.borrow_mut().push(event.clone());
+                }
+            }),
+        );
+        EventStream { queue, runtime: self.clone(), token }
+    }
+}
+
+impl EventStream {
+    /// The next event, waiting for one; `None` once closed.
+    pub async fn next(&self) -> Option<RuntimeEvent> {
+        loop {
+            let wait = {
+                let mut q = self.queue.borrow_mut();
+                if let Some(event) = q.pop() {
+                    return Some(event);
+                }
+                if q.closed {
+                    return None;
+                }
+                q.wake.get_or_insert_with(Deferred::new).clone()
+            };
+            wait.wait().await;
+        }
+    }
+
+    /// The next event if one is queued, without waiting.
+    pub fn try_next(&self) -> Option<RuntimeEvent> {
+        self.queue.borrow_mut().pop()
+    }
+
+    /// Events queued and not yet taken.
+    pub fn queued(&self) -> usize {
+        self.queue.borrow().len()
+    }
+
+    /// Unsubscribes and ends the stream: a waiting `next` answers `None`,
+    /// and what was queued is dropped.
+    pub fn close(&self) {
+        self.runtime.unsubscribe(self.token);
+        let wake = {
+            let mut q = self.queue.borrow_mut();
+            q.closed = true;
+            q.items.clear();
+            q.wake.take()
+        };
+        if let Some(wake) = wake {
+            wake.set(());
+        }
+    }
+}
+
+impl Drop for EventStream {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::delta::{Part, PartKind};
+
+    fn delta(session: &str, turn: u64, text: &str) -> RuntimeEvent {
+        RuntimeEvent::Delta {
+            root_id: "r".into(),
+            session_id: session.into(),
+            name: session.into(),
+            turn_id: turn,
+            part: Part { kind: PartKind::TextDelta, text: text.into() },
+        }
+    }
+
+    fn turn_end(session: &str) -> RuntimeEvent {
+        RuntimeEvent::Turn {
+            root_id: "r".into(),
+            session_id: session.into(),
+            name: session.into(),
+            stop_reason: Some("completed".into()),
+            output: None,
+            parked: false,
+            usage: None,
+        }
+    }
+
+    fn text(e: &RuntimeEvent) -> String {
+        match e {
+            RuntimeEvent::Delta { session_id, part, .. } => format!("{session_id}:{}", part.text),
+            other => format!("{}:{}", member_of(other).unwrap_or_default(), event_type(other)),
+        }
+    }
+
+    #[test]
+    fn a_lagging_consumer_gets_coalesced_deltas_and_every_other_event_in_order() {
+        let mut q = Queue::default();
+        for i in 0..1000 {
+            q.push(delta("a", 1, &i.to_string()[..1]));
+            q.push(delta("b", 1, "x"));
+        }
+        assert_eq!(q.len(), 2, "one queued delta per member");
+        q.push(turn_end("a"));
+        q.push(delta("a", 2, "next")); // after a's turn end: not merged into its earlier delta
+        q.push(delta("b", 1, "y"));
+        let out: Vec<String> = std::iter::from_fn(|| q.pop()).map(|e| text(&e)).collect();
+        let a: String = (0..1000).map(|i: i32| i.to_string().chars().next().unwrap()).collect();
+        assert_eq!(
+            out,
+            [format!("a:{a}"), format!("b:{}y", "x".repeat(1000)), "a:subagent/turn".into(), "a:next".into()]
+        );
+        // Taken items are not coalesced into.
+        q.push(delta("a", 2, "one"));
+        assert_eq!(q.pop().map(|e| text(&e)).as_deref(), Some("a:one"));
+        q.push(delta("a", 2, "two"));
+        assert_eq!(q.pop().map(|e| text(&e)).as_deref(), Some("a:two"));
+    }
+
+    #[test]
+    fn a_coalesced_text_keeps_its_latest_bytes() {
+        let mut q = Queue::default();
+        let chunk = "é".repeat(40_000); // 80,000 bytes
+        for _ in 0..20 {
+            q.push(delta("a", 1, &chunk));
+        }
+        q.push(delta("a", 1, "end"));
+        let Some(RuntimeEvent::Delta { part, .. }) = q.pop() else { panic!() };
+        assert!(part.text.len() <= MAX_COALESCED_BYTES && part.text.ends_with("éend"));
+    }
+}
