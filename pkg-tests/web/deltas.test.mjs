@@ -1,22 +1,13 @@
 // Live output in the browser (issue 45): a turn's parts reach a page's
 // subagent/delta listener in order, as the turn runs (before its end event).
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openFixture, startSite } from './helpers.mjs';
+import { browserSuite, openFixture } from './helpers.mjs';
 
-let site, browser, context;
-before(async () => {
-  site = await startSite();
-  browser = await launch();
-  context = await browser.newContext();
-});
-after(async () => {
-  await browser?.close();
-  await site?.close();
-});
+const env = browserSuite();
 
 test('a page hears a turn stream its parts before the turn ends', async () => {
-  const page = await openFixture(context, site.url);
+  const page = await openFixture(env.context, env.site.url);
   const seen = await page.evaluate(async () => {
     const { SubagentRuntime, MemoryStore } = window.lib;
     const host = {

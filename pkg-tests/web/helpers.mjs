@@ -6,6 +6,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after, before } from 'node:test';
 import { chromium } from 'playwright-core';
 import { startServer } from '../../www/serve.mjs';
 
@@ -33,6 +34,24 @@ export async function startSite() {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The site and a browser context for a test file: started in `before`,
+ * closed in `after`. Read `env.site` and `env.context` inside tests.
+ */
+export function browserSuite() {
+  const env = { site: null, browser: null, context: null };
+  before(async () => {
+    env.site = await startSite();
+    env.browser = await launch();
+    env.context = await env.browser.newContext();
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.site?.close();
+  });
+  return env;
 }
 
 export async function launch() {

@@ -4,24 +4,15 @@
 // request carries every earlier user and assistant message. The model is a
 // mock chat-completions endpoint served same-origin by the test (the site's
 // content security policy allows no other origin).
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openFixture, startSite } from './helpers.mjs';
+import { browserSuite, openFixture } from './helpers.mjs';
 
-let site, browser, context;
-before(async () => {
-  site = await startSite();
-  browser = await launch();
-  context = await browser.newContext();
-});
-after(async () => {
-  await browser?.close();
-  await site?.close();
-});
+const env = browserSuite();
 
 test('after a reload, OpenAIHost over IndexedDB sends the root its whole earlier conversation', async () => {
   const requests = [];
-  await context.route('**/v1/chat/completions', async (route) => {
+  await env.context.route('**/v1/chat/completions', async (route) => {
     const body = JSON.parse(route.request().postData());
     requests.push(body);
     const message = { role: 'assistant', content: `answer ${requests.length}` };
@@ -31,7 +22,7 @@ test('after a reload, OpenAIHost over IndexedDB sends the root its whole earlier
       body: JSON.stringify({ id: `c${requests.length}`, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: 'stop' }] }),
     });
   });
-  const page = await openFixture(context, site.url);
+  const page = await openFixture(env.context, env.site.url);
   // One tab session: open the store and the root, ask `lead` each text, close.
   const run = (texts) =>
     page.evaluate(async (texts) => {

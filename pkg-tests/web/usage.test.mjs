@@ -1,23 +1,14 @@
 // What a tree spends, in the browser (issue 44): usage recorded over
 // IndexedDB, rolled up by runtime.usage and in listing rows, and the same
 // totals after a reload (a new module instance and runtime over the store).
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openFixture, startSite } from './helpers.mjs';
+import { browserSuite, openFixture } from './helpers.mjs';
 
-let site, browser, context;
-before(async () => {
-  site = await startSite();
-  browser = await launch();
-  context = await browser.newContext();
-});
-after(async () => {
-  await browser?.close();
-  await site?.close();
-});
+const env = browserSuite();
 
 test('usage over IndexedDB: rolled up per subtree, the same after a reload', async () => {
-  const page = await openFixture(context, site.url);
+  const page = await openFixture(env.context, env.site.url);
   const report = (work) =>
     page.evaluate(async (work) => {
       const { SubagentRuntime, IndexedDBStore } = window.lib;

@@ -19,7 +19,19 @@ use std::rc::Rc;
 /// The most text one coalesced delta keeps (its latest bytes).
 pub const MAX_COALESCED_BYTES: usize = 1 << 20;
 
-/// The JS name of an event's type (`subagent/delta`, ...).
+/// Every event type's name, as listeners and streams filter by it.
+pub const EVENT_TYPES: &[&str] = &[
+    "subagent/start",
+    "subagent/end",
+    "subagent/catalog",
+    "subagent/message",
+    "subagent/turn",
+    "subagent/delta",
+    "subagent/provider-added",
+    "subagent/provider-removed",
+];
+
+/// The name of an event's type (`subagent/delta`, ...).
 pub fn event_type(event: &RuntimeEvent) -> &'static str {
     match event {
         RuntimeEvent::Start(_) => "subagent/start",

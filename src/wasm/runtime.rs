@@ -16,11 +16,12 @@ use super::registry::{ensure_dispatcher, HOLDS, NEXT_HOLD, NEXT_RUNTIME, RUNTIME
 use super::signal::Link;
 use super::store::JsStore;
 use super::tools::tools_for;
-use super::values::{event_to_js, live_row_to_js, provider_to_js, result_to_js, EVENT_TYPES};
+use super::values::{event_to_js, live_row_to_js, provider_to_js, result_to_js};
 use crate::core::error::{ErrorCode, Result, SubagentError};
 use crate::core::json::Value;
 use crate::core::limits::MAX_TREE_DEPTH;
 use crate::core::store::Store;
+use crate::runtime::stream::EVENT_TYPES;
 use crate::runtime::{
     ActivationSpec, Agent, Delivery, InterruptAuthority, Recovery, Runtime, RuntimeEvent, RuntimeOptions, Scheduling,
 };

@@ -4,6 +4,7 @@
 use super::convert::{set, value_to_js};
 use crate::core::result::SubagentResult;
 use crate::runtime::ports::Provider;
+use crate::runtime::stream::event_type;
 use crate::runtime::{InboxMessage, LiveRow, MessageSource, RuntimeEvent, Scheduling};
 use js_sys::Object;
 use std::rc::Rc;
@@ -81,8 +82,12 @@ pub(super) fn live_row_to_js(rows: &mut super::convert::RowsToJs, row: &LiveRow)
     obj
 }
 
-#[inline(never)]
+/// An event as its `on()` listeners receive it, with its type's name.
 pub(super) fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
+    (event_type(event), event_value(event))
+}
+
+fn event_value(event: &RuntimeEvent) -> JsValue {
     let info_obj = |i: &crate::runtime::RunInfo| {
         let obj = Object::new();
         set(&obj, "provider", &JsValue::from_str(&i.provider));
@@ -95,21 +100,21 @@ pub(super) fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
         obj
     };
     match event {
-        RuntimeEvent::Start(i) => ("subagent/start", info_obj(i).into()),
+        RuntimeEvent::Start(i) => info_obj(i).into(),
         RuntimeEvent::End(e) => {
             let obj = info_obj(&e.info);
             set(&obj, "stopReason", &JsValue::from_str(&e.stop_reason));
             if let Some(err) = &e.error {
                 set(&obj, "error", &JsValue::from_str(err));
             }
-            ("subagent/end", obj.into())
+            obj.into()
         }
         RuntimeEvent::Catalog { root_id, parent_id, entry } => {
             let obj = Object::new();
             set(&obj, "rootSessionId", &JsValue::from_str(root_id));
             set(&obj, "parentSessionId", &JsValue::from_str(parent_id));
             set(&obj, "entry", &super::convert::entry_to_js(entry));
-            ("subagent/catalog", obj.into())
+            obj.into()
         }
         RuntimeEvent::Message { root_id, session_id, name, message_id, kind } => {
             let obj = Object::new();
@@ -118,7 +123,7 @@ pub(super) fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
             set(&obj, "name", &JsValue::from_str(name));
             set(&obj, "messageId", &JsValue::from_str(message_id));
             set(&obj, "kind", &JsValue::from_str(kind));
-            ("subagent/message", obj.into())
+            obj.into()
         }
         RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output, parked, usage } => {
             let obj = Object::new();
@@ -138,7 +143,7 @@ pub(super) fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
             if let Some(usage) = usage {
                 set(&obj, "usage", &value_to_js(&usage.to_value()));
             }
-            ("subagent/turn", obj.into())
+            obj.into()
         }
         RuntimeEvent::Delta { root_id, session_id, name, turn_id, part } => {
             let obj = Object::new();
@@ -147,23 +152,12 @@ pub(super) fn event_to_js(event: &RuntimeEvent) -> (&'static str, JsValue) {
             set(&obj, "name", &JsValue::from_str(name));
             set(&obj, "turnId", &JsValue::from_f64(*turn_id as f64));
             set(&obj, "part", &value_to_js(&part.to_value()));
-            ("subagent/delta", obj.into())
+            obj.into()
         }
-        RuntimeEvent::ProviderAdded(provider) => ("subagent/provider-added", provider_to_js(&provider.0)),
-        RuntimeEvent::ProviderRemoved(name) => ("subagent/provider-removed", JsValue::from_str(name)),
+        RuntimeEvent::ProviderAdded(provider) => provider_to_js(&provider.0),
+        RuntimeEvent::ProviderRemoved(name) => JsValue::from_str(name),
     }
 }
-
-pub(super) const EVENT_TYPES: &[&str] = &[
-    "subagent/start",
-    "subagent/end",
-    "subagent/catalog",
-    "subagent/message",
-    "subagent/turn",
-    "subagent/delta",
-    "subagent/provider-added",
-    "subagent/provider-removed",
-];
 
 /// A provider as JS sees it: the registered object, or a frozen description of a built-in one.
 pub(super) fn provider_to_js(provider: &Rc<dyn Provider>) -> JsValue {
