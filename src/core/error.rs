@@ -86,6 +86,8 @@ codes! {
     AppendConflict = "APPEND_CONFLICT",
     /// A value is over one of the documented size or count limits (`crate::core::limits`).
     LimitExceeded = "LIMIT_EXCEEDED",
+    /// A budget on the target's chain of creators is spent (`crate::core::budget`).
+    BudgetExhausted = "BUDGET_EXHAUSTED",
 }
 
 impl fmt::Display for ErrorCode {

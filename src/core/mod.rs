@@ -18,8 +18,11 @@
 //! | [`path`] | `cwd` resolution and the directory policy |
 //! | [`result`], [`schema`] | run results and content; the `outputSchema` subset (runtime feature) |
 //! | [`delta`] | the parts a host streams while a turn runs (runtime feature) |
+//! | [`budget`] | what a subtree may spend, and the ledger that reserves and counts it per tree (runtime feature) |
 //! | [`usage`] | what a turn or run spends, its validation, and totals folded from logs (runtime feature) |
 
+#[cfg(feature = "runtime")]
+pub mod budget;
 pub mod catalog;
 #[cfg(feature = "runtime")]
 pub mod delta;

@@ -27,7 +27,8 @@ export type SubagentErrorCode =
   | "CORRUPT_CATALOG"
   | "INVALID_ARGUMENT"
   | "APPEND_CONFLICT"
-  | "LIMIT_EXCEEDED";
+  | "LIMIT_EXCEEDED"
+  | "BUDGET_EXHAUSTED";
 
 /**
  * A cancellation signal: the platform's `AbortSignal` where the project's
