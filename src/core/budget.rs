@@ -18,9 +18,10 @@
 //! reserved by running turns waits for them.
 
 use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
+use crate::core::event::{self, SessionEvent};
 use crate::core::hash::HashMap;
 use crate::core::json::{number_text, Value, MAX_SAFE_INTEGER};
-use crate::core::usage::{Totals, Usage};
+use crate::core::listing::Row;
 
 /// One dimension of a budget.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,11 +153,6 @@ pub struct Spent {
 }
 
 impl Spent {
-    /// What the logs' totals of a subtree count, with its number of descendants.
-    pub fn of(totals: &Totals, spawns: u64) -> Spent {
-        Spent { tokens: totals.usage.tokens(), turns: totals.turns, spawns, cost: totals.usage.cost.unwrap_or(0) }
-    }
-
     pub fn get(&self, d: Dimension) -> u64 {
         match d {
             Dimension::Tokens => self.tokens,
@@ -181,10 +177,52 @@ impl Spent {
     }
 }
 
-/// What one turn reported, as a budget counts it.
-pub fn turn_spent(usage: Option<&Usage>, counted: bool) -> Spent {
-    let usage = usage.copied().unwrap_or_default();
-    Spent { tokens: usage.tokens(), turns: u64::from(counted), spawns: 0, cost: usage.cost.unwrap_or(0) }
+/// Budgets by owner Session id, as a root's log records them.
+pub(crate) type Budgets = HashMap<String, Budget>;
+
+/// Folds `subagent/budget` events (own ones: the caller skips an inherited
+/// prefix) into `budgets`: the last one per member wins, `null` clears. An
+/// event that does not read as one is skipped (a stored log never stops a
+/// tree from opening).
+pub(crate) fn fold<'a>(budgets: &mut Budgets, events: impl IntoIterator<Item = &'a SessionEvent>) {
+    for e in events.into_iter().filter(|e| e.kind == event::BUDGET) {
+        let Some(id) = e.payload.get("sessionId").and_then(Value::as_str) else { continue };
+        match e.payload.get("budget") {
+            None | Some(Value::Null) => {
+                budgets.remove(id);
+            }
+            Some(b) => {
+                if let Ok(b) = Budget::from_value(b, "budget") {
+                    budgets.insert(id.to_owned(), b);
+                }
+            }
+        }
+    }
+}
+
+/// The payload of a `subagent/budget` event.
+pub fn event_payload(session_id: &str, budget: Option<&Budget>) -> Value {
+    Value::object([
+        ("sessionId", Some(Value::from(session_id))),
+        ("budget", Some(budget.map_or(Value::Null, Budget::to_value))),
+    ])
+}
+
+/// How many members each row's subtree holds below it (the row itself
+/// excluded), in the rows' (pre-order) order, and the root's: the spawns a
+/// budget counts.
+pub fn descendants(rows: &[Row]) -> (u64, Vec<u64>) {
+    let index: HashMap<&str, usize> = rows.iter().enumerate().map(|(i, r)| (r.id(), i)).collect();
+    let mut counts = vec![0u64; rows.len()];
+    let mut root = 0u64;
+    for i in (0..rows.len()).rev() {
+        let below = counts[i] + 1;
+        match index.get(rows[i].parent_id()) {
+            Some(&p) if p < i => counts[p] += below,
+            _ => root += below,
+        }
+    }
+    (root, counts)
 }
 
 /// `limit - spent`, per field the budget sets (0 once spent or overshot).
@@ -195,6 +233,9 @@ pub fn remaining(limit: &Budget, spent: &Spent) -> Budget {
     }
     out
 }
+
+/// The stop reason of a member whose budget is spent (`budget-exhausted`).
+pub const STOP_REASON: &str = "budget-exhausted";
 
 /// A budget that stopped something: whose, and which of its fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -256,7 +297,8 @@ struct Account {
 #[derive(Default)]
 pub struct Ledger {
     accounts: HashMap<String, Account>,
-    /// Reservations of running turns, by turn id: the owners and amount.
+    /// Reservations of running turns, by turn id: the budgets reserved on
+    /// and the amount.
     turns: HashMap<u64, (Vec<String>, Spent)>,
 }
 
@@ -357,17 +399,21 @@ impl Ledger {
         self.turns.insert(turn, (owners, amount));
     }
 
-    /// Turn `turn` ended: its reservation is replaced by what it spent.
-    /// Returns whether it held one (then waiting turns may run).
-    pub fn end_turn(&mut self, turn: u64, spent: &Spent) -> bool {
-        let Some((owners, amount)) = self.turns.remove(&turn) else { return false };
-        for owner in owners {
-            if let Some(a) = self.accounts.get_mut(&owner) {
-                a.reserved.sub(&amount);
-                a.spent.add(spent);
+    /// Turn `turn` of the member `chain` names ended: its reservation (if
+    /// it held one) is released and what it spent is counted on every budget
+    /// of the chain, one set while it ran too. Returns whether it held a
+    /// reservation (then turns waiting for room may run).
+    pub fn end_turn(&mut self, turn: u64, chain: &[&str], spent: &Spent) -> bool {
+        let held = self.turns.remove(&turn);
+        if let Some((owners, amount)) = &held {
+            for owner in owners {
+                if let Some(a) = self.accounts.get_mut(owner) {
+                    a.reserved.sub(amount);
+                }
             }
         }
-        true
+        self.add(chain, spent);
+        held.is_some()
     }
 
     /// Spending recorded outside a reserved turn (a lost turn, an external run).
@@ -463,10 +509,8 @@ mod tests {
         assert_eq!(second.tokens, Some(250));
         ledger.reserve_turn(2, &b, &second);
         // Within their allowances, they cannot overrun together.
-        ledger
-            .end_turn(1, &turn_spent(Some(&Usage { input_tokens: 400, output_tokens: 100, ..Usage::default() }), true));
-        ledger
-            .end_turn(2, &turn_spent(Some(&Usage { input_tokens: 200, output_tokens: 50, ..Usage::default() }), true));
+        ledger.end_turn(1, &a, &Spent { tokens: 500, turns: 1, ..Spent::default() });
+        ledger.end_turn(2, &b, &Spent { tokens: 250, turns: 1, ..Spent::default() });
         assert_eq!(ledger.remaining(&a).tokens, Some(250));
         // Down to one token of room: one turn takes it and the next waits for it.
         ledger.set("root", budget(r#"{"tokens":751}"#), Spent { tokens: 750, turns: 2, ..Spent::default() });
@@ -475,7 +519,7 @@ mod tests {
         ledger.reserve_turn(3, &a, &last);
         assert_eq!(ledger.gate(&b), Gate::Wait);
         // A host past its allowance overshoots by its excess, and nothing runs after.
-        ledger.end_turn(3, &turn_spent(Some(&Usage { input_tokens: 9, ..Usage::default() }), true));
+        ledger.end_turn(3, &a, &Spent { tokens: 9, turns: 1, ..Spent::default() });
         let Gate::Spent(spent) = ledger.gate(&b) else { panic!("spent") };
         assert_eq!((spent.owner.as_str(), spent.dimension, spent.limit), ("root", Dimension::Tokens, 751));
         assert_eq!(ledger.remaining(&b).tokens, Some(0));
@@ -492,10 +536,10 @@ mod tests {
         ledger.reserve_turn(1, &chain, &Allowance { tokens: Some(50), cost: None, turns: Some(2) });
         ledger.reserve_turn(2, &chain, &Allowance { tokens: Some(25), cost: None, turns: Some(1) });
         assert_eq!(ledger.gate(&chain), Gate::Wait, "both remaining turns are reserved");
-        ledger.end_turn(1, &turn_spent(None, true));
-        ledger.end_turn(2, &turn_spent(None, false)); // stopped before its host saw it: no turn
+        ledger.end_turn(1, &chain, &Spent { turns: 1, ..Spent::default() });
+        ledger.end_turn(2, &chain, &Spent::default()); // stopped before its host saw it: no turn
         assert_eq!(ledger.remaining(&chain).turns, Some(1));
-        assert!(!ledger.end_turn(2, &turn_spent(None, true)), "a turn ends once");
+        assert!(!ledger.end_turn(2, &chain, &Spent::default()), "a turn ends once");
     }
 
     #[test]

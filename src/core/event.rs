@@ -25,6 +25,10 @@ pub const CWD: &str = "session/cwd";
 /// What an external run its member created reported spending (`{ childId,
 /// usage }`): the run has no log of its own (see [`crate::core::usage`]).
 pub const SUBAGENT_USAGE: &str = "subagent/usage";
+/// A member's effective budget (`{ sessionId, budget }`, `budget` null to
+/// clear it), kept in its tree root's log so one read at open finds every
+/// budget of the tree (see [`crate::core::budget`]).
+pub const BUDGET: &str = "subagent/budget";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionEvent {

@@ -10,6 +10,8 @@ pub mod stop {
     pub const ERROR: &str = "error";
     pub const MAX_TOKENS: &str = "max-tokens";
     pub const REFUSAL: &str = "refusal";
+    /// A budget on the member's chain of creators is spent; its input stays pending.
+    pub const BUDGET_EXHAUSTED: &str = crate::core::budget::STOP_REASON;
 }
 
 /// Longest diagnostic, in UTF-8 bytes.

@@ -8,6 +8,7 @@
 //! `usageUnknown`, and totals that include it, or a turn still open in a log,
 //! are not `complete`.
 
+use crate::core::budget::Spent;
 use crate::core::catalog::Mode;
 use crate::core::error::{Result, SubagentError};
 use crate::core::event::{self, SessionEvent};
@@ -103,6 +104,14 @@ impl Usage {
     }
 }
 
+/// What one turn reported, as a budget counts it: its tokens and cost, and
+/// one turn when `counted` (the logs count a turn that consumed input or
+/// reported usage, and a lost one).
+pub fn turn_spent(usage: Option<&Usage>, counted: bool) -> Spent {
+    let usage = usage.copied().unwrap_or_default();
+    Spent { tokens: usage.tokens(), turns: u64::from(counted), spawns: 0, cost: usage.cost.unwrap_or(0) }
+}
+
 fn invalid(message: String) -> SubagentError {
     SubagentError::new(crate::core::error::ErrorCode::InvalidArgument, message)
 }
@@ -144,6 +153,11 @@ impl Totals {
         self.complete &= known;
     }
 
+    /// What a budget counts of these totals, with the subtree's number of descendants.
+    pub fn spent(&self, spawns: u64) -> Spent {
+        Spent { tokens: self.usage.tokens(), turns: self.turns, spawns, cost: self.usage.cost.unwrap_or(0) }
+    }
+
     /// `{ inputTokens, ..., turns }` (`complete` travels beside it).
     pub fn to_value(&self) -> Value {
         let mut value = self.usage.to_value();
@@ -181,6 +195,10 @@ pub struct LogUsage {
     pub own: Totals,
     pub externals: Vec<(String, Usage)>,
     pub open_turn: bool,
+    /// Its last turn ended `budget-exhausted` (its input waits for room).
+    pub exhausted: bool,
+    /// The budgets its log records (a root's log records its tree's).
+    pub(crate) budgets: crate::core::budget::Budgets,
 }
 
 impl LogUsage {
@@ -188,11 +206,14 @@ impl LogUsage {
         let inherited = event::inherited_event_count(events);
         let mut out = LogUsage::default();
         let mut open = false;
+        crate::core::budget::fold(&mut out.budgets, events.iter().filter(|e| e.seq >= inherited));
         for e in events.iter().filter(|e| e.seq >= inherited) {
             match e.kind.as_str() {
                 event::TURN_START => open = true,
                 event::TURN_END => {
                     open = false;
+                    out.exhausted =
+                        e.payload.get("stopReason").and_then(Value::as_str) == Some(crate::core::budget::STOP_REASON);
                     if let Some(turn) = turn_usage(&e.payload) {
                         out.own.add_turn(turn.0.as_ref(), turn.1);
                     }
@@ -215,7 +236,7 @@ impl LogUsage {
 /// The event types a usage listing reads with each catalog (one read per
 /// member, as a listing makes).
 pub const USAGE_TYPES: &[&str] =
-    &[event::CATALOG, event::SESSION_START, event::TURN_START, event::TURN_END, event::SUBAGENT_USAGE];
+    &[event::CATALOG, event::SESSION_START, event::TURN_START, event::TURN_END, event::SUBAGENT_USAGE, event::BUDGET];
 
 /// A listing from `root` that also reads what each member spent, in the same
 /// reads (so the same round trips as [`crate::core::listing::list_descendants`]):

@@ -331,6 +331,10 @@ impl Runtime {
         answer: Option<&Answer>,
     ) -> Result<String> {
         signal.check()?;
+        // A notice always lands (it is the runtime's own account); input waits for room.
+        if !matches!(source, MessageSource::SubagentSettled { .. }) {
+            self.check_budget(target, false, &format!("{} takes no message", Quoted(&target.full_name)))?;
+        }
         let began = target.state.borrow_mut().begin_write();
         match began {
             Ok(()) => {}
@@ -598,8 +602,11 @@ impl Runtime {
             // A later cold resume does not inherit the output schema.
             state: RefCell::new(Life::new(None)),
         });
-        let parked = log.parked;
+        // Stopped by a spent budget: parked while a budget on its chain stays spent.
+        let spent = log.exhausted && matches!(self.budget_gate(&member), crate::core::budget::Gate::Spent(_));
+        let parked = log.parked && (spent || !log.exhausted);
         let lost = self.adopt_log(&member, log.pending, log.lost_turn, log.ran, parked);
+        member.state.borrow_mut().exhausted = spent;
         let mut st = self.0.state.borrow_mut();
         if let Some(parent) = st.members.get(&row.parent_id).filter(|p| p.phase() == Phase::Live) {
             parent.state.borrow_mut().child_joined();

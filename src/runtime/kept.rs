@@ -171,6 +171,8 @@ struct LogSummary {
     lost_turn: Option<Vec<String>>,
     parked: bool,
     ran: bool,
+    exhausted: bool,
+    budgets: crate::core::budget::Budgets,
 }
 
 impl LogSummary {
@@ -186,6 +188,8 @@ impl LogSummary {
             lost_turn: log.lost_turn.clone(),
             parked: log.parked,
             ran: log.ran,
+            exhausted: log.exhausted,
+            budgets: log.budgets.clone(),
         }
     }
 
@@ -199,6 +203,8 @@ impl LogSummary {
             lost_turn: self.lost_turn.clone(),
             parked: self.parked,
             ran: self.ran,
+            exhausted: self.exhausted,
+            budgets: self.budgets.clone(),
         }
     }
 
@@ -227,8 +233,11 @@ impl LogSummary {
         if own.iter().any(|e| e.kind == event::TURN_START || e.kind == event::TURN_END) {
             self.lost_turn = super::lost_turn(tail, self.inherited);
             self.parked = super::parked(tail, self.inherited);
+            self.exhausted =
+                super::last_stop(tail, self.inherited) == Some(crate::core::result::stop::BUDGET_EXHAUSTED);
             self.ran |= super::ran_a_turn(own.iter().copied());
         }
+        crate::core::budget::fold(&mut self.budgets, own.iter().copied());
         self.len += tail.len() as u64;
         if let Some(e) = tail.last() {
             self.last = Some(fingerprint(e));

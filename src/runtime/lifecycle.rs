@@ -13,6 +13,7 @@
 use super::machine::{Step, Tree, Wait};
 use super::member::{Kind, Member, MessageSource, Phase};
 use super::{Agent, RunEndInfo, Runtime, RuntimeEvent};
+use crate::core::budget::Gate;
 use crate::core::catalog::Mode;
 use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::core::event;
@@ -28,11 +29,27 @@ impl Runtime {
     /// settlement, or does nothing.
     pub(crate) fn kick(&self, member: &Rc<Member>) {
         let starting = self.0.state.borrow().reservations.get(&member.id).is_some_and(|r| !r.is_empty());
-        let step = member.state.borrow_mut().next(member.lane(), starting, || self.token());
+        let gate = self.budget_gate(member);
+        let step = member.state.borrow_mut().next(member.lane(), starting, &gate, || self.token());
         let plan = match step {
             Step::Run(plan) => plan,
+            Step::Exhausted => {
+                if let Gate::Spent(spent) = gate {
+                    self.exhaust(member, spent);
+                }
+                return;
+            }
             Step::Settle => return self.close(member, false),
             Step::Idle => return,
+        };
+        // Reserved in the same synchronous step the gate opened in.
+        let budget = match gate {
+            Gate::Open(allowance) => {
+                let chain = super::budget::chain_of(member);
+                self.with_ledger(&member.root_id, |l| l.reserve_turn(plan.id, &chain, &allowance));
+                Some(allowance)
+            }
+            _ => None,
         };
         let turn = Turn {
             session_id: member.id.clone(),
@@ -53,6 +70,7 @@ impl Runtime {
                 _ => None,
             },
             tool_calls_per_reply: self.0.options.limits.tool_calls_per_reply,
+            budget,
         };
         self.emit(turn_event(member, None));
         let (runtime, member) = (self.clone(), member.clone());
@@ -88,6 +106,7 @@ impl Runtime {
         let recorded =
             self.append(&member, vec![(event::TURN_END.to_owned(), turn_end_payload(&result, &consumed))]).await;
         let captured = result.structured.is_some();
+        let result_usage = result.usage;
         let last = recorded.map(|_| result);
         let (done, parked) = {
             let mut st = member.state.borrow_mut();
@@ -100,13 +119,54 @@ impl Runtime {
         if let RuntimeEvent::Turn { parked: p, .. } = &mut ended {
             *p = parked;
         }
+        // Counted as the logs count it: a turn that consumed input or reported usage.
+        let counted = !consumed.is_empty() || result_usage.is_some();
+        self.turn_spent(&member, id, &crate::core::usage::turn_spent(result_usage.as_ref(), counted));
         self.emit(ended);
         self.tree_changed(&member.root_id);
         self.kick(&member);
     }
 
+    /// A member whose budget is spent takes no further turn ([`Step::Exhausted`]):
+    /// its stop is recorded (`budget-exhausted`, nothing consumed, so its
+    /// input stays pending in the log and parked there across a restart),
+    /// hosts waiting for an answer get that result, and a local member then
+    /// settles, its creator told it ran out of budget.
+    ///
+    /// [`Step::Exhausted`]: super::machine::Step::Exhausted
+    pub(crate) fn exhaust(&self, member: &Rc<Member>, spent: crate::core::budget::Exhausted) {
+        let diagnostic = spent.error(&self.owner_name(member, &spent.owner), "it takes no further turn").message;
+        let (runtime, member) = (self.clone(), member.clone());
+        member.state.borrow_mut().begin_record();
+        self.spawn(Box::pin(async move {
+            let mut result = SubagentResult::new(stop::BUDGET_EXHAUSTED).with_diagnostic(diagnostic);
+            let payload = turn_end_payload(&result, &[]);
+            let _ = runtime.append(&member, vec![(event::TURN_END.to_owned(), payload)]).await;
+            let waiting: Vec<String> = {
+                let mut st = member.state.borrow_mut();
+                st.write_ended(None);
+                // Its closing message is the last output it gave, if any.
+                if let Some(Ok(last)) = &st.last {
+                    result.output = last.output.clone();
+                }
+                if !member.is_root() {
+                    st.last = Some(Ok(result.clone()));
+                }
+                st.inbox.iter().map(|m| m.id.clone()).collect()
+            };
+            runtime.answer(&waiting, &Ok(result.clone()));
+            let mut ended = turn_event(&member, Some(&result));
+            if let RuntimeEvent::Turn { parked, .. } = &mut ended {
+                *parked = true;
+            }
+            runtime.emit(ended);
+            runtime.tree_changed(&member.root_id);
+            runtime.kick(&member);
+        }));
+    }
+
     /// Hands each message's waiting host the result of the turn that consumed it.
-    fn answer(&self, consumed: &[String], result: &Result<SubagentResult>) {
+    pub(crate) fn answer(&self, consumed: &[String], result: &Result<SubagentResult>) {
         let waiting: Vec<_> = {
             let mut st = self.0.state.borrow_mut();
             consumed.iter().filter_map(|id| st.answers.remove(id)).collect()
@@ -234,6 +294,7 @@ impl Runtime {
         let Ok(SubagentResult { usage: Some(usage), .. }) = result else { return };
         let creator = member.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
         let Some(creator) = creator.filter(|c| c.phase() != Phase::Gone) else { return };
+        self.add_spent(member, &crate::core::usage::turn_spent(Some(usage), false));
         let payload =
             Value::object([("childId", Some(Value::from(member.id.as_str()))), ("usage", Some(usage.to_value()))]);
         let _ = self.append(&creator, vec![(event::SUBAGENT_USAGE.to_owned(), payload)]).await;

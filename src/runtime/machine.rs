@@ -13,7 +13,10 @@
 //!
 //! | state | input (method) | next |
 //! |---|---|---|
-//! | live, idle | [`Life::next`] with input, not parked, input open | running: `Step::Run` |
+//! | live, idle | [`Life::next`] with input, not parked, input open, its budgets open | running: `Step::Run` |
+//! | live, idle | [`Life::next`] with input, a budget's room reserved by running turns | idle, busy: the end of one kicks it |
+//! | live, idle | [`Life::next`] with input, a budget on its chain spent | parked, exhausted: `Step::Exhausted` (a local member then settles around its input, which stays in the log) |
+//! | exhausted | [`Life::write_ended`] with a message | still parked: only [`Life::unexhaust`] (a budget raised) wakes it |
 //! | live, idle | [`Life::next`] with nothing pending, no write in flight, no hold, no live child, no start in flight (local members only) | `Step::Settle` |
 //! | running | [`Life::turn_ended`] (its turn id) | idle; a structured capture closes input; a wait of the turn ends |
 //! | running | [`Life::turn_unseen`]: stopped before the host saw it | idle, its input pending again |
@@ -27,6 +30,7 @@
 //! | closing | [`Life::left`] | gone |
 
 use super::message::{InboxMessage, Scheduling};
+use crate::core::budget::Gate;
 use crate::core::exec::Deferred;
 use crate::core::result::SubagentResult;
 use crate::core::schema::OutputSchema;
@@ -84,6 +88,9 @@ pub(crate) struct TurnPlan {
 /// What the driver does after [`Life::next`].
 pub(crate) enum Step {
     Run(TurnPlan),
+    /// A budget on its chain is spent: its input is parked, and the driver
+    /// records the stop (`budget-exhausted`).
+    Exhausted,
     /// Begin settlement (the member is still live until the driver closes it).
     Settle,
     Idle,
@@ -109,6 +116,8 @@ pub(crate) struct Life {
     pub parked_in_log: bool,
     /// Set once a structured result is captured.
     pub input_closed: bool,
+    /// Parked because a budget on its chain is spent: messages do not wake it.
+    pub exhausted: bool,
     pub output_schema: Option<Rc<OutputSchema>>,
     /// The latest turn's (or run's) result, kept through teardown.
     pub last: Option<crate::Result<SubagentResult>>,
@@ -137,6 +146,7 @@ impl Life {
             parked: false,
             parked_in_log: false,
             input_closed: false,
+            exhausted: false,
             output_schema,
             last: None,
             turns: 0,
@@ -150,15 +160,27 @@ impl Life {
     }
 
     /// The member's next move. `starting`: a child start under it is in
-    /// flight (it owns that child once it publishes). `turn_id` mints the id
-    /// of a turn this puts in place.
-    pub fn next(&mut self, lane: Lane, starting: bool, turn_id: impl FnOnce() -> u64) -> Step {
+    /// flight (it owns that child once it publishes). `budget`: whether its
+    /// budgets let a turn run now. `turn_id` mints the id of a turn this
+    /// puts in place.
+    pub fn next(&mut self, lane: Lane, starting: bool, budget: &Gate, turn_id: impl FnOnce() -> u64) -> Step {
         let may_run = self.phase == Phase::Live
             && self.turn.is_none()
             && !self.parked
             && !self.input_closed
             && lane != Lane::External;
         if may_run && !self.inbox.is_empty() {
+            match budget {
+                Gate::Wait => return Step::Idle,
+                Gate::Spent(_) => {
+                    self.exhausted = true;
+                    self.parked = true;
+                    // Durable in the log: a local member may settle around it.
+                    self.parked_in_log = lane == Lane::Local;
+                    return Step::Exhausted;
+                }
+                Gate::Free | Gate::Open(_) => {}
+            }
             let input: Vec<InboxMessage> = self.inbox.drain(..).collect();
             let signal = Signal::new();
             let first = self.turns == 0;
@@ -228,7 +250,7 @@ impl Life {
         match accepted {
             Some(message) if self.phase == Phase::Live => {
                 self.inbox.push_back(message);
-                self.parked = false;
+                self.parked = self.exhausted;
                 true
             }
             _ => false,
@@ -248,6 +270,17 @@ impl Life {
         self.inbox.extend(pending);
         self.parked = parked && !self.inbox.is_empty();
         self.parked_in_log = self.parked;
+    }
+
+    /// A budget on its chain was raised: parked input runs again (the next
+    /// [`Life::next`] checks the budgets anew). Returns whether it was exhausted.
+    pub fn unexhaust(&mut self) -> bool {
+        if !std::mem::take(&mut self.exhausted) {
+            return false;
+        }
+        self.parked = false;
+        self.parked_in_log = false;
+        true
     }
 
     /// Turn `id` was stopped before the host was handed it: its input was
@@ -351,6 +384,8 @@ pub(crate) struct Tree {
     pub recovering: bool,
     /// Fired (and replaced) whenever tree work changes.
     pub changed: Deferred<()>,
+    /// The tree's budgets: what each owner's subtree spent and reserved.
+    pub budgets: crate::core::budget::Ledger,
     /// The member a quiet check last found at work, checked first next time:
     /// while the tree works, every waiter woken by a change finds a witness
     /// at once instead of scanning every member (n waiters over n members
@@ -414,14 +449,14 @@ mod tests {
     }
 
     fn run(life: &mut Life, mint: &mut impl FnMut() -> u64) -> TurnPlan {
-        match life.next(Lane::Local, false, mint) {
+        match life.next(Lane::Local, false, &Gate::Free, mint) {
             Step::Run(plan) => plan,
             _ => panic!("expected a turn"),
         }
     }
 
     fn settles(life: &mut Life) -> bool {
-        matches!(life.next(Lane::Local, false, || unreachable!("no turn")), Step::Settle)
+        matches!(life.next(Lane::Local, false, &Gate::Free, || unreachable!("no turn")), Step::Settle)
     }
 
     fn accept(life: &mut Life, id: &str) {
@@ -451,7 +486,7 @@ mod tests {
         let plan = run(&mut life, &mut mint);
         assert!(plan.first);
         assert_eq!(plan.input.len(), 1);
-        assert!(matches!(life.next(Lane::Local, false, &mut mint), Step::Idle), "one turn at a time");
+        assert!(matches!(life.next(Lane::Local, false, &Gate::Free, &mut mint), Step::Idle), "one turn at a time");
         assert!(life.turn_ended(plan.id, Ok(SubagentResult::new(stop::COMPLETED)), false).is_some());
         assert!(settles(&mut life));
     }
@@ -483,8 +518,11 @@ mod tests {
         life.child_joined();
         assert!(!settles(&mut life), "owns a live child");
         life.child_left();
-        assert!(matches!(life.next(Lane::Local, true, || 0), Step::Idle), "a start under it is in flight");
-        assert!(matches!(life.next(Lane::Root, false, || 0), Step::Idle), "a root never settles by itself");
+        assert!(matches!(life.next(Lane::Local, true, &Gate::Free, || 0), Step::Idle), "a start under it is in flight");
+        assert!(
+            matches!(life.next(Lane::Root, false, &Gate::Free, || 0), Step::Idle),
+            "a root never settles by itself"
+        );
         assert!(settles(&mut life));
     }
 
@@ -497,7 +535,10 @@ mod tests {
         life.interrupt(None).expect("the running turn is signalled").abort();
         assert!(plan.signal.is_aborted());
         life.turn_ended(plan.id, Ok(SubagentResult::new(stop::ABORTED)), false);
-        assert!(matches!(life.next(Lane::Local, false, &mut mint), Step::Idle), "parked: neither runs nor settles");
+        assert!(
+            matches!(life.next(Lane::Local, false, &Gate::Free, &mut mint), Step::Idle),
+            "parked: neither runs nor settles"
+        );
         accept(&mut life, "m3"); // a waking send
         let plan = run(&mut life, &mut mint);
         assert_eq!(plan.input.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["m2", "m3"]);

@@ -14,6 +14,7 @@
 //! | `start.rs` | `start_activation`: admission order, names at admission, publication |
 //! | `deliver.rs` | `send_message`, `prompt`, `ask`, `reopen`, `interrupt`, cold resume |
 //! | `lifecycle.rs` | the driver of turns and settlement: teardown, drain, tree work, quiescence |
+//! | `budget.rs` | budgets of an open tree: the ledger read from the logs at open, turns gated and counted, `set_budget` |
 //! | `recovery.rs` | lost turns (`turn/start` with no end) and open-time recovery |
 //! | `kept.rs` | what a resume needs: its rows (kept, or found walking up its creators), log summaries, default-name floors |
 //! | `ports.rs` | what hosts implement: the agent host, providers and runs, clock, ids |
@@ -40,6 +41,7 @@
 //! stay consistent, and a resume hands its member over [`Held`], so even an
 //! answer nobody takes moves the member on when it is dropped.
 
+mod budget;
 mod deliver;
 mod kept;
 mod lifecycle;
@@ -55,6 +57,7 @@ pub mod team;
 pub mod text;
 pub mod tools;
 
+pub use budget::BudgetState;
 pub use deliver::{Held, InterruptReceipt};
 pub use lifecycle::WaitEnd;
 pub use member::{Agent, Delivery, InboxMessage, MessageSource, Scheduling, SteerInbox};
@@ -357,6 +360,8 @@ pub struct LiveRow {
     pub rest: Option<Rest>,
     /// What the member and its subtree spent, read in the listing's own reads.
     pub usage: Rollup,
+    /// The member's own budget, set and remaining, where it has one.
+    pub budget: Option<BudgetState>,
 }
 
 /// How a resident member that is not running waits.
@@ -561,6 +566,17 @@ impl Runtime {
 
     /// Opens (or creates) a root session and returns its live `lead` handle.
     pub async fn open_root(&self, session_id: Option<String>, cwd: Option<String>) -> Result<Agent> {
+        self.open_root_with(session_id, cwd, None).await
+    }
+
+    /// [`Runtime::open_root`] with the root's budget (its whole tree's): one
+    /// that differs from the budget its log records is written there.
+    pub async fn open_root_with(
+        &self,
+        session_id: Option<String>,
+        cwd: Option<String>,
+        budget: Option<crate::core::budget::Budget>,
+    ) -> Result<Agent> {
         let id = session_id.unwrap_or_else(|| self.new_id(IdKind::Session));
         if id.is_empty() {
             return Err(crate::err!(InvalidArgument, "a root Session id must be a non-empty string"));
@@ -569,13 +585,30 @@ impl Runtime {
         // The rest is the runtime's own task: begun, an open ends with the
         // claim given back and the root open (or refused), never half-open.
         let rt = self.clone();
-        self.detached(async move { rt.open_claimed(id, cwd).await }).await
+        self.detached(async move {
+            let opened = rt.open_claimed(id.clone(), cwd, budget).await;
+            rt.0.state.borrow_mut().materializing.remove(&id);
+            let (member, ledger, lost) = opened?;
+            rt.open_loaded(member, ledger, lost).await
+        })
+        .await
     }
 
-    async fn open_claimed(&self, id: String, cwd: Option<String>) -> Result<Agent> {
-        let loaded = self.load_log(&id).await;
-        self.0.state.borrow_mut().materializing.remove(&id);
-        let log = loaded?;
+    /// The claimed root's log read, its budgets' ledger, and a budget that
+    /// changed written: the member to make resident.
+    async fn open_claimed(
+        &self,
+        id: String,
+        cwd: Option<String>,
+        budget: Option<crate::core::budget::Budget>,
+    ) -> Result<(Rc<Member>, crate::core::budget::Ledger, Option<Vec<String>>)> {
+        let mut log = self.load_log(&id).await?;
+        let mut budgets = std::mem::take(&mut log.budgets);
+        let changed = budget.filter(|b| budgets.get(&id) != Some(b));
+        if let Some(b) = budget {
+            budgets.insert(id.clone(), b);
+        }
+        let ledger = self.ledger_from_logs(&id, &budgets, &Signal::never()).await?;
         let cwd = cwd.or(log.cwd).unwrap_or_else(|| self.0.options.default_cwd.clone());
         let member = Rc::new(Member {
             id: id.clone(),
@@ -599,6 +632,10 @@ impl Runtime {
             parent_link: RefCell::default(),
             state: RefCell::new(machine::Life::new(None)),
         });
+        if let Some(b) = changed {
+            let payload = crate::core::budget::event_payload(&id, Some(&b));
+            self.append(&member, vec![(event::BUDGET.to_owned(), payload)]).await?;
+        }
         // Input accepted before a restart and never consumed is still the root's:
         // it waits, parked as after an interrupt, and the next message to the
         // root delivers it first. Opening a root runs no turn by itself, unless
@@ -607,6 +644,18 @@ impl Runtime {
         let lost = self.adopt_log(&member, log.pending, log.lost_turn, log.ran, !rerun);
         // The root never settles by itself: its parked input is not "in the log" in the settling sense.
         member.state.borrow_mut().parked_in_log = false;
+        member.state.borrow_mut().exhausted = log.exhausted && ledger.exhausted(&[id.as_str()], false).is_some();
+        Ok((member, ledger, lost))
+    }
+
+    /// Makes an opened root resident with its tree (and its budgets' ledger).
+    async fn open_loaded(
+        &self,
+        member: Rc<Member>,
+        ledger: crate::core::budget::Ledger,
+        lost: Option<Vec<String>>,
+    ) -> Result<Agent> {
+        let id = member.id.clone();
         {
             let mut st = self.0.state.borrow_mut();
             if st.members.contains_key(&id) {
@@ -617,7 +666,7 @@ impl Runtime {
                 ));
             }
             st.insert_member(member.clone());
-            st.trees.insert(id.clone(), Tree::default());
+            st.trees.insert(id.clone(), Tree { budgets: ledger, ..Tree::default() });
         }
         if let Some(lost) = lost {
             self.record_lost_turn(&member, lost).await;
@@ -835,11 +884,15 @@ impl Runtime {
     pub async fn list_descendants(&self, root_id: &str, signal: &Signal) -> Result<Vec<LiveRow>> {
         let (rows, logs) = usage::list_with_usage(&*self.0.store, root_id, signal).await?;
         let (_, usage) = usage::roll_up(root_id, &rows, &logs, |id| !self.turn_in_flight(id));
+        let subtrees: Vec<Totals> = usage.iter().map(|u| u.subtree).collect();
+        let budgets = logs.get(root_id).map(|l| budget::row_budgets(&l.budgets, &rows, &subtrees));
+        let mut budgets = budgets.unwrap_or_default().into_iter();
         let st = self.0.state.borrow();
         Ok(rows
             .into_iter()
             .zip(usage)
             .map(|(row, usage)| {
+                let budget = budgets.next().flatten();
                 let member = st.members.get(row.id()).filter(|m| m.phase() == Phase::Live && !m.is_external());
                 let running = st.members.get(row.id()).is_some_and(|m| m.is_busy());
                 let rest = member.filter(|_| !running).map(|m| {
@@ -850,7 +903,7 @@ impl Runtime {
                         Rest::Idle
                     }
                 });
-                LiveRow { row, running, rest, usage }
+                LiveRow { row, running, rest, usage, budget }
             })
             .collect())
     }
@@ -1155,6 +1208,11 @@ pub(crate) struct LoadedLog {
     pub parked: bool,
     /// The member has run a turn (see [`ran_a_turn`]): its next is not its `first`.
     pub ran: bool,
+    /// The last recorded turn end is `budget-exhausted`: pending input is
+    /// parked while a budget on its chain stays spent.
+    pub exhausted: bool,
+    /// The budgets a root's log records for its tree (empty for other logs).
+    pub budgets: crate::core::budget::Budgets,
 }
 
 impl LoadedLog {
@@ -1190,6 +1248,12 @@ impl LoadedLog {
             lost_turn: lost_turn(events, inherited),
             parked: parked(events, inherited),
             ran: ran_a_turn(events.iter().filter(|e| e.seq >= inherited)),
+            exhausted: last_stop(events, inherited) == Some(crate::core::result::stop::BUDGET_EXHAUSTED),
+            budgets: {
+                let mut budgets = crate::core::budget::Budgets::default();
+                crate::core::budget::fold(&mut budgets, events.iter().filter(|e| e.seq >= inherited));
+                budgets
+            },
         })
     }
 }
@@ -1218,15 +1282,19 @@ pub(crate) fn ran_a_turn<'a>(mut own: impl Iterator<Item = &'a SessionEvent>) ->
     })
 }
 
-/// Whether the last own turn ended `aborted` (an interrupt, disposal or drain).
+/// Whether the last own turn ended `aborted` (an interrupt, disposal or
+/// drain) or `budget-exhausted`: its pending input waits.
 pub(crate) fn parked(events: &[SessionEvent], inherited: u64) -> bool {
+    use crate::core::result::stop;
+    matches!(last_stop(events, inherited), Some(stop::ABORTED | stop::BUDGET_EXHAUSTED))
+}
+
+/// The stop reason of the last own turn event, when that is an end.
+pub(crate) fn last_stop(events: &[SessionEvent], inherited: u64) -> Option<&str> {
     let last = events
         .iter()
         .rev()
         .take_while(|e| e.seq >= inherited)
-        .find(|e| e.kind == event::TURN_START || e.kind == event::TURN_END);
-    last.is_some_and(|e| {
-        e.kind == event::TURN_END
-            && e.payload.get("stopReason").and_then(Value::as_str) == Some(crate::core::result::stop::ABORTED)
-    })
+        .find(|e| e.kind == event::TURN_START || e.kind == event::TURN_END)?;
+    (last.kind == event::TURN_END).then(|| last.payload.get("stopReason").and_then(Value::as_str)).flatten()
 }

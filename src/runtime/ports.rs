@@ -55,6 +55,9 @@ pub struct Turn {
     pub guidance: Option<String>,
     /// The runtime's `toolCallsPerReply`: model hosts run no reply that asks for more.
     pub tool_calls_per_reply: usize,
+    /// What this turn may spend when a budget applies (see [`crate::core::budget`]):
+    /// a host keeps within it (`OpenAIHost` caps its output tokens to `tokens`).
+    pub budget: Option<crate::core::budget::Allowance>,
 }
 
 impl Turn {

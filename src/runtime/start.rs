@@ -3,11 +3,13 @@
 //! Admission is synchronous and checks, in this order: unknown provider,
 //! `childId` on a non-local provider, an invalid `maxDepth`, each requested
 //! capability (`agentOptions`, `agentPreset`, `outputSchema` and its subset,
-//! `depthLimit`), the name's grammar, content, the exact live parent, depth,
-//! capacity, draining, and finally the name's uniqueness among the parent's
+//! `depthLimit`, a budget on a local child only), the name's grammar,
+//! content, the exact live parent, depth, the budgets on the parent's chain
+//! (`BUDGET_EXHAUSTED`), capacity, draining, and finally the name's uniqueness among the parent's
 //! committed and reserved children. Passing admission reserves the name and a
 //! capacity slot in the same synchronous step, so two concurrent starts can
-//! never both win a name. The provider is touched only after all of it.
+//! never both win a name, or both take a budget's last spawn. The provider
+//! is touched only after all of it.
 //!
 //! Publication is the single catalog write (payload v3 with the name) to the
 //! parent's log. The reservation is released when that write commits or when
@@ -53,6 +55,9 @@ pub struct ActivationSpec {
     pub output_schema: Option<Value>,
     /// Absolute depth cap for this child (needs `depthLimit`).
     pub max_depth: Option<f64>,
+    /// What the child's subtree may spend (local children only), clamped to
+    /// what its creators' budgets have left.
+    pub budget: Option<crate::core::budget::Budget>,
 }
 
 impl ActivationSpec {
@@ -71,6 +76,7 @@ impl ActivationSpec {
             agent_options: None,
             output_schema: None,
             max_depth: None,
+            budget: None,
         }
     }
 
@@ -88,6 +94,8 @@ pub struct Activation {
     pub name: String,
     /// The accepted initial message, for local children.
     pub message_id: Option<String>,
+    /// The child's effective budget (clamped to its creators' remaining), if it has one.
+    pub budget: Option<crate::core::budget::Budget>,
     pub(crate) runtime: Runtime,
     pub(crate) member: Rc<Member>,
     pub(crate) settlement: Rc<Settlement>,
@@ -171,6 +179,8 @@ struct Admission {
     prompt: Value,
     schema: Option<Rc<OutputSchema>>,
     max_depth: Option<u64>,
+    /// The child's effective budget.
+    budget: Option<crate::core::budget::Budget>,
 }
 
 impl Runtime {
@@ -239,6 +249,13 @@ impl Runtime {
         if max_depth.is_some() && !caps.depth_limit {
             return Err(unsupported("maxDepth (depthLimit)"));
         }
+        if spec.budget.is_some() && !local {
+            return Err(crate::err!(
+                UnsupportedCapability,
+                "provider {} starts external runs: a budget bounds local children (an external run's usage counts in its creators' budgets)",
+                Quoted(&spec.provider)
+            ));
+        }
         let requested_name = spec.name.as_deref().map(AgentName::parse).transpose()?;
         let prompt = normalize_content(spec.prompt.clone()).ok_or_else(|| {
             crate::err!(InvalidArgument, "prompt must be a string or an array of content blocks with a type")
@@ -271,6 +288,15 @@ impl Runtime {
             spec.cwd.as_deref(),
             self.0.options.confine_cwd,
         )?;
+        // Checked here and reserved below with no await between: a spent
+        // budget on the creator's chain (spawns counting starts in flight) refuses.
+        let chain: Vec<String> = super::budget::chain_of(&parent).into_iter().map(str::to_owned).collect();
+        let chain: Vec<&str> = chain.iter().map(String::as_str).collect();
+        self.check_budget(&parent, true, &format!("{} cannot start a child", Quoted(&parent.full_name)))?;
+        let budget = spec.budget.map(|b| {
+            let room = self.with_ledger(&parent.root_id, |l| l.remaining(&chain)).unwrap_or_default();
+            b.clamp(&room)
+        });
         // Minted before the state is borrowed: a host's id source may call back into the runtime.
         let minted = (local && spec.child_id.is_none()).then(|| self.new_id(IdKind::Session));
         let mut st = self.0.state.borrow_mut();
@@ -330,8 +356,10 @@ impl Runtime {
         st.reservations.entry(parent.id.clone()).or_default().insert(name.as_str().to_owned());
         if let Some(tree) = st.trees.get_mut(&parent.root_id) {
             tree.reserve();
+            // Cannot fail: checked above, in this same synchronous step.
+            let _ = tree.budgets.admit_spawn(&chain);
         }
-        Ok(Admission { cwd, provider, parent, name, child_id, depth, prompt, schema, max_depth })
+        Ok(Admission { cwd, provider, parent, name, child_id, depth, prompt, schema, max_depth, budget })
     }
 
     /// Releases the name reservation and the capacity slot; on commit the
@@ -352,6 +380,10 @@ impl Runtime {
         }
         if let Some(tree) = st.trees.get_mut(&admission.parent.root_id) {
             tree.unreserve(committed_child.is_some());
+            tree.budgets.spawn_ended(&super::budget::chain_of(&admission.parent), committed_child.is_some());
+            if let (Some(child), Some(budget)) = (committed_child, admission.budget) {
+                tree.budgets.set(child, budget, crate::core::budget::Spent::default());
+            }
         }
         if committed_child.is_some() {
             admission.parent.child_names.borrow_mut().insert(admission.name.as_str().to_owned());
@@ -463,6 +495,16 @@ impl Runtime {
         let written = self.0.store.append(&child_id, events);
         spec.signal.guard(async { written.await.map_err(|e| super::persistence(&child_id, e)) }).await?;
         self.still_admissible(spec, admission)?;
+        if let Some(budget) = &admission.budget {
+            // In the root's log, with the tree's other budgets, before the
+            // child exists: a start that fails after it leaves a budget of nobody.
+            let root = self.0.state.borrow().members.get(&admission.parent.root_id).cloned();
+            if let Some(root) = root {
+                let payload = crate::core::budget::event_payload(&child_id, Some(budget));
+                self.append(&root, vec![(event::BUDGET.to_owned(), payload)]).await?;
+            }
+            self.still_admissible(spec, admission)?;
+        }
 
         let entry = CatalogEntry {
             id: child_id.clone(),
@@ -490,6 +532,7 @@ impl Runtime {
             child_id,
             name: full_name,
             message_id: Some(message_id),
+            budget: admission.budget,
             runtime: self.clone(),
             member,
             settlement,
@@ -573,7 +616,15 @@ impl Runtime {
         }
         self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::External)));
         self.watch_run(&member);
-        Ok(Activation { child_id: id, name: full_name, message_id: None, runtime: self.clone(), member, settlement })
+        Ok(Activation {
+            child_id: id,
+            name: full_name,
+            message_id: None,
+            budget: None,
+            runtime: self.clone(),
+            member,
+            settlement,
+        })
     }
 
     /// Awaits a provider's `start`, or the caller's abort; a run that arrives

@@ -13,6 +13,7 @@ pub fn settled_summary(name: &str, stop_reason: &str) -> String {
         stop::ERROR => format!("Subagent {name} failed."),
         stop::MAX_TOKENS => format!("Subagent {name} ran out of output tokens before it finished."),
         stop::REFUSAL => format!("Subagent {name} declined the task."),
+        stop::BUDGET_EXHAUSTED => format!("Subagent {name} ran out of budget before it finished."),
         other => format!("Subagent {name} ended ({other})."),
     }
 }

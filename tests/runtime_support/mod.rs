@@ -30,6 +30,7 @@ pub struct SeenTurn {
     pub first: bool,
     pub cwd: String,
     pub guidance: Option<String>,
+    pub budget: Option<subagent_tree::core::budget::Allowance>,
 }
 
 type Script = Rc<dyn Fn(&Turn) -> TurnOutcome>;
@@ -89,6 +90,7 @@ impl AgentHost for TestHost {
                 first: turn.first,
                 cwd: turn.cwd.clone(),
                 guidance: turn.guidance.clone(),
+                budget: turn.budget,
             });
             let gate = state.gates.borrow().get(&turn.name).cloned();
             if let Some(gate) = gate {

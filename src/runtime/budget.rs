@@ -1,0 +1,243 @@
+//! Budgets in the live runtime: the I/O around each open tree's
+//! [`Ledger`](crate::core::budget::Ledger), which decides.
+//!
+//! Every budget of a tree is a `subagent/budget` event in the root's log, so
+//! opening a root finds them in the one log it reads anyway; only a tree
+//! that has budgets pays one listing at open, for what each owner's subtree
+//! spent so far. From then on the ledger counts in memory: each turn's end,
+//! lost turn, external run and published child, as the logs record them.
+
+use super::member::{Member, Phase};
+use super::{Agent, Runtime};
+use crate::core::budget::{self, Budget, Budgets, Gate, Ledger, Spent};
+use crate::core::catalog::Mode;
+use crate::core::error::{Quoted, Result};
+use crate::core::event;
+use crate::core::hash::HashMap;
+use crate::core::json::Value;
+use crate::core::listing::Row;
+use crate::core::signal::Signal;
+use crate::core::usage;
+use std::rc::Rc;
+
+/// A member and its creators, nearest first: the chain whose budgets apply to it.
+pub(crate) fn chain_of(member: &Member) -> Vec<&str> {
+    std::iter::once(member.id.as_str()).chain(member.ancestors.iter().rev().map(String::as_str)).collect()
+}
+
+/// A member's own budget as a listing shows it: what was set and what is left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BudgetState {
+    pub set: Budget,
+    pub remaining: Budget,
+}
+
+impl BudgetState {
+    pub fn to_value(&self) -> Value {
+        Value::object([("set", Some(self.set.to_value())), ("remaining", Some(self.remaining.to_value()))])
+    }
+}
+
+/// Each listed member's own budget from the logs: `budgets` as the root's log
+/// records them, spent as the rows' subtree totals and descendants count.
+pub(crate) fn row_budgets(budgets: &Budgets, rows: &[Row], subtrees: &[usage::Totals]) -> Vec<Option<BudgetState>> {
+    if budgets.is_empty() {
+        return vec![None; rows.len()];
+    }
+    let (_, below) = budget::descendants(rows);
+    rows.iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let set = *budgets.get(row.id())?;
+            Some(BudgetState { set, remaining: budget::remaining(&set, &subtrees[i].spent(below[i])) })
+        })
+        .collect()
+}
+
+impl Runtime {
+    /// The ledger of a tree opening with `budgets`: what each owner's subtree
+    /// spent, from one listing of the logs (none for a tree without budgets).
+    pub(crate) async fn ledger_from_logs(&self, root_id: &str, budgets: &Budgets, signal: &Signal) -> Result<Ledger> {
+        let mut ledger = Ledger::default();
+        if budgets.is_empty() {
+            return Ok(ledger);
+        }
+        let (rows, logs) = usage::list_with_usage(&*self.0.store, root_id, signal).await?;
+        let (root, rolled) = usage::roll_up(root_id, &rows, &logs, |_| true);
+        let (root_below, below) = budget::descendants(&rows);
+        let index: HashMap<&str, usize> = rows.iter().enumerate().map(|(i, r)| (r.id(), i)).collect();
+        for (owner, limit) in budgets.iter() {
+            if owner == root_id {
+                ledger.set(owner, *limit, root.subtree.spent(root_below));
+            } else if let Some(&i) = index.get(owner.as_str()) {
+                ledger.set(owner, *limit, rolled[i].subtree.spent(below[i]));
+            }
+            // A budget whose member never published (its start failed) binds nobody.
+        }
+        Ok(ledger)
+    }
+
+    /// Whether `member`'s next turn may run under its budgets.
+    pub(crate) fn budget_gate(&self, member: &Member) -> Gate {
+        let st = self.0.state.borrow();
+        match st.trees.get(&member.root_id) {
+            Some(tree) if !tree.budgets.is_empty() => tree.budgets.gate(&chain_of(member)),
+            _ => Gate::Free,
+        }
+    }
+
+    /// Runs `f` on the ledger of `member`'s tree, when the tree is open.
+    pub(crate) fn with_ledger<T>(&self, root_id: &str, f: impl FnOnce(&mut Ledger) -> T) -> Option<T> {
+        self.0.state.borrow_mut().trees.get_mut(root_id).map(|t| f(&mut t.budgets))
+    }
+
+    /// Turn `turn_id` of `member` ended having spent `spent`: the budgets on
+    /// its chain count it, and turns that waited for room are kicked.
+    pub(crate) fn turn_spent(&self, member: &Member, turn_id: u64, spent: &Spent) {
+        let chain = chain_of(member);
+        let held = self.with_ledger(&member.root_id, |l| l.end_turn(turn_id, &chain, spent)).unwrap_or(false);
+        if held {
+            let waiting: Vec<Rc<Member>> = {
+                let st = self.0.state.borrow();
+                st.tree_members(&member.root_id)
+                    .filter(|m| m.phase() == Phase::Live && m.state.borrow().turn.is_none() && m.is_busy())
+                    .cloned()
+                    .collect()
+            };
+            for m in waiting {
+                self.kick(&m);
+            }
+        }
+    }
+
+    /// Spending recorded outside a turn of this runtime (a lost turn's record, an external run).
+    pub(crate) fn add_spent(&self, member: &Member, spent: &Spent) {
+        let chain = chain_of(member);
+        self.with_ledger(&member.root_id, |l| l.add(&chain, spent));
+    }
+
+    /// The full name of budget owner `owner` on `member`'s chain, as errors show it.
+    pub(crate) fn owner_name(&self, member: &Member, owner: &str) -> String {
+        if owner == member.id {
+            return member.full_name.clone();
+        }
+        if owner == member.root_id {
+            return crate::core::name::LEAD.to_owned();
+        }
+        if let Some(m) = self.0.state.borrow().members.get(owner) {
+            return m.full_name.clone();
+        }
+        // A cold creator: its path is a prefix of the member's, one segment per depth.
+        let depth = member.ancestors.iter().position(|a| a == owner);
+        match (depth, &member.path) {
+            (Some(d), Some(path)) => path.split('/').take(d).collect::<Vec<_>>().join("/"),
+            _ => owner.to_owned(),
+        }
+    }
+
+    /// `BUDGET_EXHAUSTED` when a budget on `member`'s chain is spent (a
+    /// message to it, or a start under it, with `spawning`).
+    pub(crate) fn check_budget(&self, member: &Member, spawning: bool, what: &str) -> Result<()> {
+        let spent = self.with_ledger(&member.root_id, |l| l.exhausted(&chain_of(member), spawning)).flatten();
+        match spent {
+            Some(spent) => Err(spent.error(&self.owner_name(member, &spent.owner), what)),
+            None => Ok(()),
+        }
+    }
+
+    /// Sets (`Some`) or clears (`None`) the budget of `target` (`lead`, a full
+    /// name or a Session id of the root's tree), under the root's authority.
+    /// The value is clamped to what its creators' budgets have left, written
+    /// to the root's log, and counts from what the target's subtree spent so
+    /// far (one listing). Members parked by a spent budget that now has room
+    /// run their pending input. Returns the effective budget and what is left.
+    pub async fn set_budget(
+        &self,
+        root: &Agent,
+        target: &str,
+        budget: Option<Budget>,
+        signal: &Signal,
+    ) -> Result<Option<BudgetState>> {
+        self.require_root(root)?;
+        let root_id = root.session_id().to_owned();
+        let id = self.resolve_in_tree(&root_id, target, signal).await?;
+        let (rows, logs) = usage::list_with_usage(&*self.0.store, &root_id, signal).await?;
+        let (root_rollup, rolled) = usage::roll_up(&root_id, &rows, &logs, |_| true);
+        let (root_below, below) = budget::descendants(&rows);
+        let index: HashMap<&str, usize> = rows.iter().enumerate().map(|(i, r)| (r.id(), i)).collect();
+        // The target's spent, and its creators nearest first.
+        let (spent, creators) = if id == root_id {
+            (root_rollup.subtree.spent(root_below), Vec::new())
+        } else {
+            let Some(&i) = index.get(id.as_str()) else { return Err(crate::core::listing::not_a_member(&id)) };
+            if matches!(&rows[i], Row::Child(c) if c.mode == Mode::External) {
+                return Err(crate::err!(
+                    UnsupportedCapability,
+                    "{} is an external run: a budget bounds local members (an external run's usage counts in its creators' budgets)",
+                    Quoted(target)
+                ));
+            }
+            let mut creators = Vec::new();
+            let mut parent = rows[i].parent_id();
+            while let Some(&p) = index.get(parent) {
+                creators.push(rows[p].id().to_owned());
+                parent = rows[p].parent_id();
+            }
+            creators.push(root_id.clone());
+            (rolled[i].subtree.spent(below[i]), creators)
+        };
+        let creators: Vec<&str> = creators.iter().map(String::as_str).collect();
+        let effective = budget.map(|b| {
+            let room = self.with_ledger(&root_id, |l| l.remaining(&creators)).unwrap_or_default();
+            b.clamp(&room)
+        });
+        if effective.is_some_and(|b| budget::Dimension::ALL.iter().any(|&d| b.get(d) == Some(0))) {
+            return Err(crate::err!(
+                BudgetExhausted,
+                "the budget of {} cannot be set: a budget of its creators is spent",
+                Quoted(target)
+            ));
+        }
+        self.require_root(root)?;
+        let payload = budget::event_payload(&id, effective.as_ref());
+        self.append(&root.0, vec![(event::BUDGET.to_owned(), payload)]).await?;
+        self.with_ledger(&root_id, |l| match &effective {
+            Some(b) => l.set(&id, *b, spent),
+            None => l.clear(&id),
+        });
+        self.wake_exhausted(&root_id, &rows, &logs, signal).await;
+        Ok(effective.map(|set| BudgetState { set, remaining: budget::remaining(&set, &spent) }))
+    }
+
+    /// After a budget changed: resident members parked by a spent budget
+    /// whose chain has room now run again; cold ones whose last stop was
+    /// `budget-exhausted` are resumed (their pending input then runs).
+    async fn wake_exhausted(&self, root_id: &str, rows: &[Row], logs: &usage::Logs, signal: &Signal) {
+        let resident: Vec<Rc<Member>> = self.0.state.borrow().tree_members(root_id).cloned().collect();
+        for m in resident {
+            let open = !matches!(self.budget_gate(&m), Gate::Spent(_));
+            if open && m.state.borrow_mut().unexhaust() {
+                self.kick(&m);
+            }
+        }
+        let index: HashMap<&str, usize> = rows.iter().enumerate().map(|(i, r)| (r.id(), i)).collect();
+        for (i, row) in rows.iter().enumerate() {
+            let exhausted = logs.get(row.id()).is_some_and(|l| l.exhausted);
+            if !exhausted || self.0.state.borrow().members.contains_key(row.id()) {
+                continue;
+            }
+            let mut chain = vec![row.id()];
+            let mut parent = row.parent_id();
+            while let Some(&p) = index.get(parent) {
+                chain.push(rows[p].id());
+                parent = rows[p].parent_id();
+            }
+            chain.push(root_id);
+            if self.with_ledger(root_id, |l| l.exhausted(&chain, false)).flatten().is_some() {
+                continue;
+            }
+            // Released at once: the release moves it on (runs its input, or settles again if still spent).
+            drop(self.resume_row(root_id, rows, i, signal).await);
+        }
+    }
+}
