@@ -245,3 +245,49 @@ fn input_waits_while_running_turns_hold_the_room_and_a_raised_budget_runs_it() {
     assert_eq!(seen[0].input.len(), 3);
     assert_eq!(seen[0].budget.unwrap().turns, Some(2));
 }
+
+#[test]
+fn a_model_sets_a_budget_with_spawn_agent_and_reads_what_is_left_in_list_agents() {
+    let h = Harness::wide();
+    spends(&h.host, "reviewer", 100, 20);
+    let root = open(&h, Some(Budget { tokens: Some(1000), spawns: Some(3), ..Budget::default() }));
+    let tools = h.rt.tools_for(&root).unwrap();
+    let call = |input: &'static str| {
+        let tools = h.rt.tools_for(&root).unwrap();
+        h.run(async move {
+            let input = subagent_tree::json::parse(input, 16).unwrap();
+            tools.call("spawn_agent", &input, &Signal::never()).await
+        })
+    };
+    let schema = tools.specs().iter().find(|s| s.name == "spawn_agent").unwrap().input_schema.to_json();
+    assert!(schema.contains(r#""budget":{"type":"object""#), "{schema}");
+    let started =
+        call(r#"{"description":"review","prompt":"review it","name":"reviewer","budget":{"tokens":5000,"turns":4}}"#);
+    assert!(!started.is_error, "{}", started.content);
+    assert!(
+        started.content.contains("Its budget (for it and every agent it starts): tokens 1000, turns 4."),
+        "clamped to the root's remaining: {}",
+        started.content
+    );
+    h.settle();
+    let listed = h.run({
+        let tools = h.rt.tools_for(&root).unwrap();
+        async move { tools.call("list_agents", &Value::Object(Vec::new()), &Signal::never()).await }
+    });
+    assert_eq!(
+        listed.content,
+        "1 child of lead (running = working now, inactive = idle or finished; neither says whether its task is done):\n- reviewer (inactive: review; 120 tokens; budget left: tokens 880, turns 3)"
+    );
+    // A bad budget is the model's to fix; a start beyond the budget is refused as a tool error.
+    let bad = call(r#"{"description":"x","prompt":"y","budget":{"tokens":0}}"#);
+    assert!(bad.is_error);
+    assert_eq!(bad.content, "budget.tokens must be a positive integer of at most 2^53 - 1, not 0");
+    call(r#"{"description":"x","prompt":"y"}"#);
+    call(r#"{"description":"x","prompt":"y"}"#);
+    let refused = call(r#"{"description":"x","prompt":"y"}"#);
+    assert!(refused.is_error);
+    assert_eq!(
+        refused.content,
+        "\"lead\" cannot start a child: the budget of \"lead\" (spawns 3) is spent. Finish with what you have: only the host can raise a budget."
+    );
+}

@@ -249,7 +249,18 @@ fn tool_schemas_are_golden() {
                 "name":{"type":"string","pattern":"^[a-z][a-z0-9-]{0,31}$","description":"Optional name, unique among your children: 1-32 lower-case letters, digits or hyphens starting with a letter, not \"lead\". Omit it to get the first free agent-N."},
                 "cwd":{"type":"string","description":"Optional working directory; a relative path resolves against yours."},
                 "model":{"type":"string","description":"Optional model for the new agent."},
-                "preset":{"type":"string","description":"Optional preset id for the new agent."}
+                "preset":{"type":"string","description":"Optional preset id for the new agent."},
+                "budget":{
+                    "type":"object",
+                    "description":"Optional limits on what the new agent and every agent it starts may spend together; lowered to what your own budget has left.",
+                    "properties":{
+                        "tokens":{"type":"integer","minimum":1,"description":"Input plus output tokens."},
+                        "turns":{"type":"integer","minimum":1,"description":"Model turns."},
+                        "spawns":{"type":"integer","minimum":1,"description":"Agents started below it."},
+                        "cost":{"type":"integer","minimum":1,"description":"Cost, in the host's unit."}
+                    },
+                    "additionalProperties":false
+                }
             },
             "required":["description","prompt"],
             "additionalProperties":false

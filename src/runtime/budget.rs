@@ -32,6 +32,12 @@ pub struct BudgetState {
     pub remaining: Budget,
 }
 
+impl From<(Budget, Budget)> for BudgetState {
+    fn from((set, remaining): (Budget, Budget)) -> BudgetState {
+        BudgetState { set, remaining }
+    }
+}
+
 impl BudgetState {
     pub fn to_value(&self) -> Value {
         Value::object([("set", Some(self.set.to_value())), ("remaining", Some(self.remaining.to_value()))])

@@ -884,10 +884,17 @@ impl Runtime {
     pub async fn list_descendants(&self, root_id: &str, signal: &Signal) -> Result<Vec<LiveRow>> {
         let (rows, logs) = usage::list_with_usage(&*self.0.store, root_id, signal).await?;
         let (_, usage) = usage::roll_up(root_id, &rows, &logs, |id| !self.turn_in_flight(id));
-        let subtrees: Vec<Totals> = usage.iter().map(|u| u.subtree).collect();
-        let budgets = logs.get(root_id).map(|l| budget::row_budgets(&l.budgets, &rows, &subtrees));
-        let mut budgets = budgets.unwrap_or_default().into_iter();
         let st = self.0.state.borrow();
+        // Budgets: an open tree's ledger (the live view); else the root's log, when listed from a root.
+        let ledger = st.members.get(root_id).and_then(|m| st.trees.get(&m.root_id)).map(|t| &t.budgets);
+        let budgets = match ledger {
+            Some(ledger) => rows.iter().map(|r| ledger.budget_of(r.id()).map(BudgetState::from)).collect(),
+            None => {
+                let subtrees: Vec<Totals> = usage.iter().map(|u| u.subtree).collect();
+                logs.get(root_id).map_or_else(Vec::new, |l| budget::row_budgets(&l.budgets, &rows, &subtrees))
+            }
+        };
+        let mut budgets = budgets.into_iter();
         Ok(rows
             .into_iter()
             .zip(usage)

@@ -6,6 +6,7 @@
 //! `reviewer/checker`) or Session id; names are resolved, then authorized by
 //! the runtime with the caller's exact handle.
 
+use crate::core::budget::Budget;
 use crate::core::error::{ErrorCode, Result, SubagentError};
 use crate::core::json::Value;
 use crate::core::listing::Row;
@@ -139,18 +140,26 @@ impl Toolset {
             spec.agent_options = Some(Value::object([("model", Some(Value::from(model)))]));
         }
         spec.agent_preset = optional_text(input, "preset")?;
+        spec.budget = match input.get("budget") {
+            None | Some(Value::Null) => None,
+            Some(b) => Some(Budget::from_value(b, "budget")?),
+        };
         let activation = self.runtime.start_activation(spec).await?;
         let follow_up = if activation.is_external() {
             "It cannot take messages; its result reaches you when it finishes."
         } else {
             "Its final report reaches you when it finishes; send it more with send_message."
         };
+        let budget = activation
+            .budget
+            .map_or_else(String::new, |b| format!(" Its budget (for it and every agent it starts): {}.", b.describe()));
         Ok(ToolResult::ok(
-            format!("Started agent {} (Session id {}). {follow_up}", activation.name, activation.child_id),
+            format!("Started agent {} (Session id {}).{budget} {follow_up}", activation.name, activation.child_id),
             Value::object([
                 ("kind", Some(Value::from("activation"))),
                 ("subagentId", Some(Value::from(activation.child_id.as_str()))),
                 ("name", Some(Value::from(activation.name.as_str()))),
+                ("budget", activation.budget.as_ref().map(Budget::to_value)),
             ]),
         ))
     }
@@ -231,10 +240,11 @@ impl Toolset {
                 0 => String::new(),
                 n => format!("; {n} tokens{}", if live.usage.subtree.complete { "" } else { " or more" }),
             };
+            let left = live.budget.map_or_else(String::new, |b| format!("; budget left: {}", b.remaining.describe()));
             let detail = match diagnostic {
                 Some(reason) => format!("cannot be shown ({reason})"),
-                None if description.is_empty() => format!("{status}{spent}"),
-                None => format!("{status}: {description}{spent}"),
+                None if description.is_empty() => format!("{status}{spent}{left}"),
+                None => format!("{status}: {description}{spent}{left}"),
             };
             lines.push(format!("{indent}- {name} ({detail})"));
             let mut row = vec![
@@ -248,6 +258,7 @@ impl Toolset {
                 row.push(("parent", Some(Value::from(parent))));
                 row.push(("depth", Some(Value::from(live.row.depth() as u64))));
             }
+            row.push(("budget", live.budget.as_ref().map(crate::runtime::BudgetState::to_value)));
             row.push(("diagnostic", diagnostic.map(Value::from)));
             out.push(Value::object(row));
         }
@@ -456,6 +467,9 @@ fn explain(e: &SubagentError) -> String {
         ErrorCode::DuplicateName => {
             format!("{}. Pick another name, or omit name to get the first free agent-N.", e.message)
         }
+        ErrorCode::BudgetExhausted => {
+            format!("{}. Finish with what you have: only the host can raise a budget.", e.message)
+        }
         _ => e.message.clone(),
     }
 }
@@ -565,6 +579,37 @@ pub fn delegate_spec(provider: &dyn Provider) -> ToolSpec {
     }
     if caps.agent_preset && !provider.inherits_parent_context() {
         props.push(("preset", prop("string", "Optional preset id for the new agent.")));
+    }
+    if provider.prepares_continuable() {
+        let limit = |what: &str| {
+            Some(Value::object([
+                ("type", Some(Value::from("integer"))),
+                ("minimum", Some(Value::from(1u64))),
+                ("description", Some(Value::from(what))),
+            ]))
+        };
+        props.push((
+            "budget",
+            Some(Value::object([
+                ("type", Some(Value::from("object"))),
+                (
+                    "description",
+                    Some(Value::from(
+                        "Optional limits on what the new agent and every agent it starts may spend together; lowered to what your own budget has left.",
+                    )),
+                ),
+                (
+                    "properties",
+                    Some(Value::object([
+                        ("tokens", limit("Input plus output tokens.")),
+                        ("turns", limit("Model turns.")),
+                        ("spawns", limit("Agents started below it.")),
+                        ("cost", limit("Cost, in the host's unit.")),
+                    ])),
+                ),
+                ("additionalProperties", Some(Value::Bool(false))),
+            ])),
+        ));
     }
     ToolSpec { name: tool, description, input_schema: object_schema(props, &["description", "prompt"]) }
 }
