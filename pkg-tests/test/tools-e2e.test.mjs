@@ -336,6 +336,20 @@ test('every tool definition as a JS user sees it (golden)', async () => {
     );
   const model = { model: str('Optional model for the new agent.') };
   const preset = { preset: str('Optional preset id for the new agent.') };
+  const limit = (description) => ({ type: 'integer', minimum: 1, description });
+  const budget = {
+    budget: {
+      type: 'object',
+      description: 'Optional limits on what the new agent and every agent it starts may spend together; lowered to what your own budget has left.',
+      properties: {
+        tokens: limit('Input plus output tokens.'),
+        turns: limit('Model turns.'),
+        spawns: limit('Agents started below it.'),
+        cost: limit("Cost, in the host's unit."),
+      },
+      additionalProperties: false,
+    },
+  };
   const FRESH = 'The new agent starts with a fresh context and does not see this conversation: put everything it needs in the prompt.';
   const LOCAL = 'It runs in parallel; its final report reaches you when it finishes, and you can message it later with send_message.';
   const agentRef = str('The agent\'s full name, such as "reviewer/checker" ("lead" is the root), or its Session id.');
@@ -345,12 +359,12 @@ test('every tool definition as a JS user sees it (golden)', async () => {
     {
       name: 'spawn_agent',
       description: `Start a named subagent to work on a task in parallel. ${FRESH} ${LOCAL} Returns {kind, subagentId, name}.`,
-      inputSchema: delegate({ ...model, ...preset }),
+      inputSchema: delegate({ ...model, ...preset, ...budget }),
     },
     {
       name: 'fork_agent',
       description: `Start a named subagent to work on a task in parallel. The new agent starts with a copy of this conversation so far (a fork), so the prompt can refer to it. ${LOCAL} Returns {kind, subagentId, name}.`,
-      inputSchema: delegate(model),
+      inputSchema: delegate({ ...model, ...budget }),
     },
     {
       name: 'codex_agent',

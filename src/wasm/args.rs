@@ -92,6 +92,24 @@ pub(super) fn limits_arg(value: &JsValue) -> Result<Limits> {
     Ok(limits)
 }
 
+/// An optional `budget` (`{ tokens?, turns?, spawns?, cost? }`), read strictly.
+pub(super) fn opt_budget(obj: &JsValue, key: &str, what: &str) -> Result<Option<crate::core::budget::Budget>> {
+    budget_arg(&get(obj, key, what)?, &format!("{what}.{key}"))
+}
+
+/// A budget argument: `undefined` or `null` is none.
+pub(super) fn budget_arg(v: &JsValue, what: &str) -> Result<Option<crate::core::budget::Budget>> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    if let Some(n) = v.as_f64().filter(|n| !n.is_finite()) {
+        let n = crate::core::json::number_text(n);
+        return Err(invalid(format!("{what} must be an object {{ tokens?, turns?, spawns?, cost? }}, not {n}")));
+    }
+    let value = value_from_js(v).map_err(|e| e.error(what))?;
+    crate::core::budget::Budget::from_value(&value, what).map(Some)
+}
+
 pub(super) fn opt_json(obj: &JsValue, key: &str, what: &str) -> Result<Option<Value>> {
     let v = get(obj, key, what)?;
     if v.is_undefined() || v.is_null() {

@@ -54,6 +54,7 @@ extern "C" {
         result: &Promise,
         disposed: &Promise,
         agent: &JsValue,
+        budget: &JsValue,
     ) -> JsValue;
     #[wasm_bindgen(js_name = makeTurn)]
     fn make_turn_js(
@@ -130,8 +131,9 @@ pub fn make_activation(
     result: &Promise,
     disposed: &Promise,
     agent: &JsValue,
+    budget: &JsValue,
 ) -> JsValue {
-    make_activation_js(&cap(), runtime, child_id, incarnation, name, message_id, result, disposed, agent)
+    make_activation_js(&cap(), runtime, child_id, incarnation, name, message_id, result, disposed, agent, budget)
 }
 
 pub fn make_turn(runtime: u32, turn: JsValue, agent: JsValue, incarnation: f64, turn_id: f64) -> JsValue {

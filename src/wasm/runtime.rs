@@ -5,7 +5,10 @@
 //! handles are keys `(runtime, Session id, incarnation)` kept in a private
 //! WeakMap there, so a plain object with the same fields is no handle at all.
 
-use super::args::{content_arg, limits_arg, link_signal_or_options, opt_cwd, opt_id, opt_json, opt_string, reject};
+use super::args::{
+    budget_arg, content_arg, limits_arg, link_signal_or_options, opt_budget, opt_cwd, opt_id, opt_json, opt_string,
+    reject,
+};
 use super::convert::{bounded_string, describe, get, id_arg, is_objectish, options_arg, set, string_arg};
 use super::error::{invalid, to_js};
 use super::future_to_promise;
@@ -187,18 +190,18 @@ impl JsRuntime {
     ) -> Promise {
         let parsed = (|| -> Result<_> {
             let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
-            let Some(options) = options else { return Ok((None, None)) };
+            let Some(options) = options else { return Ok((None, None, None)) };
             let id = get(&options, "sessionId", "options")?;
             let id = if id.is_undefined() || id.is_null() { None } else { Some(id_arg(&id, "options.sessionId")?) };
-            Ok((id, opt_cwd(&options, "cwd", "options")?))
+            Ok((id, opt_cwd(&options, "cwd", "options")?, opt_budget(&options, "budget", "options")?))
         })();
-        let (session, cwd) = match parsed {
+        let (session, cwd, budget) = match parsed {
             Ok(p) => p,
             Err(e) => return reject(e),
         };
         let (rt, id) = (self.rt.clone(), self.id);
         future_to_promise(async move {
-            let root = rt.open_root(session, cwd).await.map_err(to_js)?;
+            let root = rt.open_root_with(session, cwd, budget).await.map_err(to_js)?;
             Ok(agent_to_js(id, &root))
         })
     }
@@ -236,6 +239,7 @@ impl JsRuntime {
             let disposed =
                 quiet(&future_to_promise(async move { disposed.await.map(|()| JsValue::UNDEFINED).map_err(to_js) }));
             let agent = activation.agent().map(|a| agent_to_js(id, &a)).unwrap_or(JsValue::UNDEFINED);
+            let budget = activation.budget.map_or(JsValue::UNDEFINED, |b| super::convert::value_to_js(&b.to_value()));
             Ok(make_activation(
                 id,
                 &activation.child_id,
@@ -245,6 +249,7 @@ impl JsRuntime {
                 &result,
                 &disposed,
                 &agent,
+                &budget,
             ))
         })
     }
@@ -298,6 +303,7 @@ impl JsRuntime {
         s.agent_options = opt_json(spec, "agentOptions", what)?;
         s.output_schema = opt_json(spec, "outputSchema", what)?;
         s.max_depth = max_depth;
+        s.budget = opt_budget(spec, "budget", what)?;
         Ok((s, link))
     }
 
@@ -637,6 +643,37 @@ impl JsRuntime {
         future_to_promise(async move {
             let rollup = rt.usage(&root, target.as_deref(), link.signal()).await.map_err(|e| link.error(e))?;
             Ok(super::convert::value_to_js(&rollup.to_value()))
+        })
+    }
+
+    /// Sets (or, with `null`, clears) the budget of `target` (`lead`, a full
+    /// name or a Session id) under the root's authority: clamped to what its
+    /// creators' budgets have left, durable in the root's log. Resolves with
+    /// `{ set, remaining }`, or `null` once cleared; parked input runs again
+    /// where a raised budget has room.
+    #[wasm_bindgen(js_name = setBudget, unchecked_return_type = "Promise<BudgetState | null>")]
+    pub fn set_budget(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] target: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Budget | null")] budget: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        let parsed = (|| -> Result<_> {
+            let root = self.agent(&root, "root")?;
+            let target = string_arg(&target, "target")?;
+            let budget = budget_arg(&budget, "budget")?;
+            let options = options.map(|o| options_arg(&o, "options")).transpose()?.flatten();
+            Ok((root, target, budget, Link::from_options(options.as_ref(), "options", true)?))
+        })();
+        let (root, target, budget, link) = match parsed {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move {
+            let state = rt.set_budget(&root, &target, budget, link.signal()).await.map_err(|e| link.error(e))?;
+            Ok(state.map_or(JsValue::NULL, |s| super::convert::value_to_js(&s.to_value())))
         })
     }
 

@@ -79,6 +79,9 @@ pub(super) fn live_row_to_js(rows: &mut super::convert::RowsToJs, row: &LiveRow)
         let _ = js_sys::Reflect::set(&obj, &"state".into(), &state.into());
     }
     let _ = js_sys::Reflect::set(&obj, &"usage".into(), &value_to_js(&row.usage.to_value()));
+    if let Some(budget) = &row.budget {
+        let _ = js_sys::Reflect::set(&obj, &"budget".into(), &value_to_js(&budget.to_value()));
+    }
     obj
 }
 

@@ -94,7 +94,7 @@ export function agentKey(cap, value) {
 }
 
 /** An activation receipt; `dispose()` returns the same promise every time. */
-export function makeActivation(cap, runtime, childId, incarnation, name, messageId, result, disposed, agent) {
+export function makeActivation(cap, runtime, childId, incarnation, name, messageId, result, disposed, agent, budget) {
   check(cap);
   // Callers may never await these; a rejection must not become an unhandled one.
   apply(promiseCatch, result, [() => {}]);
@@ -114,6 +114,7 @@ export function makeActivation(cap, runtime, childId, incarnation, name, message
   };
   if (messageId !== undefined) own(activation, 'messageId', messageId);
   if (agent !== undefined) own(activation, 'agent', agent);
+  if (budget !== undefined) own(activation, 'budget', budget);
   return freeze(activation);
 }
 

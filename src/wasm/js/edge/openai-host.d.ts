@@ -51,7 +51,7 @@ export interface OpenAIHostOptions {
   /** Earlier turns included (default 20). */
   historyTurns?: number;
   temperature?: number;
-  /** Sent as `max_tokens`. */
+  /** Sent as `max_tokens` (lowered to what a budgeted turn's `turn.budget.tokens` leaves). */
   maxTokens?: number;
   /** Extra request body fields (`model`, `messages`, `tools`, `stream` are the host's). */
   params?: Record<string, unknown>;

@@ -230,12 +230,22 @@ export class OpenAIHost {
       this.#memory.set(turn.sessionId, kept.slice(-2 * this.#historyTurns));
     };
 
+    // A budget's allowance bounds the whole turn: each request's output
+    // tokens are capped to what the turn's earlier steps left of it.
+    const allowance = Number.isSafeInteger(turn.budget?.tokens) ? turn.budget.tokens : undefined;
     for (let step = 0; step < this.#maxSteps; step++) {
       for (const m of turn.takeSteered?.() ?? []) messages.push({ role: 'user', content: m.text });
       if (signal.aborted) return end('aborted');
+      let cap;
+      if (allowance !== undefined) {
+        cap = allowance - usage.inputTokens - usage.outputTokens;
+        if (cap <= 0) {
+          return end('max-tokens', { diagnostic: `the turn used its budget allowance of ${allowance} tokens` });
+        }
+      }
       let reply;
       try {
-        reply = await this.#complete(messages, toolSpecs, signal, usage);
+        reply = await this.#complete(messages, toolSpecs, signal, usage, cap);
       } catch (e) {
         if (signal.aborted) return end('aborted');
         if (e instanceof Failure) return end('error', { diagnostic: e.diagnostic });
@@ -326,8 +336,9 @@ export class OpenAIHost {
   }
 
   /** One chat completion, with retries of 429/5xx and network failures. */
-  async #complete(messages, toolSpecs, signal, usage) {
+  async #complete(messages, toolSpecs, signal, usage, cap) {
     const body = { ...this.#params, model: this.#model, messages, stream: false };
+    if (cap !== undefined) body.max_tokens = typeof body.max_tokens === 'number' ? Math.min(body.max_tokens, cap) : cap;
     if (toolSpecs.length > 0) body.tools = toolSpecs;
     const payload = JSON.stringify(body);
     for (let attempt = 0; ; attempt++) {

@@ -25,7 +25,47 @@ export interface ImageBlock {
 export type ContentBlock = TextBlock | ImageBlock;
 
 /** Why a run ended; open to more reasons. */
-export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | (string & {});
+export type SubagentStopReason =
+  | 'completed'
+  | 'aborted'
+  | 'error'
+  | 'max-tokens'
+  | 'refusal'
+  | 'budget-exhausted'
+  | (string & {});
+
+/**
+ * Limits on what a member's whole subtree (itself and every descendant) may
+ * spend together: input plus output tokens, turns, members started below it,
+ * and cost (in the unit hosts report `usage.cost` in). Each present field a
+ * positive integer up to 2^53 - 1, at least one present; anything else is
+ * `INVALID_ARGUMENT` and nothing is written. Every budget on a member's chain
+ * of creators applies to it.
+ */
+export interface Budget {
+  tokens?: number;
+  turns?: number;
+  spawns?: number;
+  cost?: number;
+}
+
+/** A member's own budget: what was set (its effective, clamped value) and what is left. */
+export interface BudgetState {
+  set: Budget;
+  remaining: Budget;
+}
+
+/**
+ * What one turn may spend, the smallest over the budgets on its chain:
+ * `tokens` and `cost` are reserved for this turn (half of what running
+ * turns left unreserved), `turns` is how many turns are left, this one
+ * included. A host keeps within it (`OpenAIHost` caps its output tokens).
+ */
+export interface TurnBudget {
+  tokens?: number;
+  cost?: number;
+  turns?: number;
+}
 
 /**
  * What a turn or an external run spent (names as the AI SDK's). Non-negative
@@ -83,6 +123,8 @@ export interface SubagentActivation {
   readonly result: Promise<SubagentResult>;
   /** The child's live handle (local children). */
   readonly agent?: Agent;
+  /** The child's effective budget (its request clamped to its creators' remaining), when it has one. */
+  readonly budget?: Budget;
   dispose(): Promise<void>;
 }
 
@@ -211,6 +253,8 @@ export interface AgentTurn {
   readonly outputSchema?: JsonValue;
   /** The runtime's `limits.toolCallsPerReply`: a model host runs no reply that asks for more tool calls. */
   readonly toolCallsPerReply: number;
+  /** What this turn may spend, where a budget applies (see `TurnBudget`). */
+  readonly budget?: TurnBudget;
   readonly agent: Agent;
   /** The member's model-facing tools. */
   readonly tools: Tool[];
@@ -307,6 +351,8 @@ export interface RuntimeLimits {
 export interface OpenRootOptions {
   sessionId?: string;
   cwd?: string;
+  /** The whole tree's budget; one that differs from the budget the root's log records is written there. */
+  budget?: Budget;
 }
 
 export interface ActivationSpec {
@@ -324,6 +370,8 @@ export interface ActivationSpec {
   agentOptions?: JsonValue;
   outputSchema?: JsonValue;
   maxDepth?: number;
+  /** The child's subtree budget (local children), clamped to what its creators' budgets have left. */
+  budget?: Budget;
 }
 
 export interface PromptOptions {
@@ -372,7 +420,13 @@ export interface SubagentMemberNames {
  * `state`, on a resident member that is not running: `idle` (waiting for input) or
  * `parked` (an interrupt left unread input waiting for the next message).
  */
-export type LiveRow = Row & { activity: 'running' | 'inactive'; state?: 'idle' | 'parked'; usage: UsageRollup };
+export type LiveRow = Row & {
+  activity: 'running' | 'inactive';
+  state?: 'idle' | 'parked';
+  usage: UsageRollup;
+  /** The member's own budget, where it has one. */
+  budget?: BudgetState;
+};
 
 /** `subagent/start`: a child's run began (a first start or a cold resume). */
 export interface SubagentStartEvent {
