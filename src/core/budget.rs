@@ -162,7 +162,7 @@ impl Spent {
         }
     }
 
-    fn add(&mut self, other: &Spent) {
+    pub fn add(&mut self, other: &Spent) {
         self.tokens = self.tokens.saturating_add(other.tokens);
         self.turns = self.turns.saturating_add(other.turns);
         self.spawns = self.spawns.saturating_add(other.spawns);
@@ -208,21 +208,21 @@ pub fn event_payload(session_id: &str, budget: Option<&Budget>) -> Value {
     ])
 }
 
-/// How many members each row's subtree holds below it (the row itself
-/// excluded), in the rows' (pre-order) order, and the root's: the spawns a
-/// budget counts.
-pub fn descendants(rows: &[Row]) -> (u64, Vec<u64>) {
+/// `value` summed over the members below each row (the row itself
+/// excluded), in the rows' (pre-order) order, and over every row for the
+/// listing's root. With `|_| 1`: the descendants, the spawns a budget counts.
+pub fn below(rows: &[Row], value: impl Fn(&Row) -> u64) -> (u64, Vec<u64>) {
     let index: HashMap<&str, usize> = rows.iter().enumerate().map(|(i, r)| (r.id(), i)).collect();
-    let mut counts = vec![0u64; rows.len()];
+    let mut sums = vec![0u64; rows.len()];
     let mut root = 0u64;
     for i in (0..rows.len()).rev() {
-        let below = counts[i] + 1;
+        let with_self = sums[i] + value(&rows[i]);
         match index.get(rows[i].parent_id()) {
-            Some(&p) if p < i => counts[p] += below,
-            _ => root += below,
+            Some(&p) if p < i => sums[p] += with_self,
+            _ => root += with_self,
         }
     }
-    (root, counts)
+    (root, sums)
 }
 
 /// `limit - spent`, per field the budget sets (0 once spent or overshot).
@@ -300,6 +300,21 @@ pub struct Ledger {
     /// Reservations of running turns, by turn id: the budgets reserved on
     /// and the amount.
     turns: HashMap<u64, (Vec<String>, Spent)>,
+    /// Open audits ([`Ledger::begin_audit`]): a budget being set while its
+    /// subtree's logs are read, and what was counted meanwhile.
+    audits: Vec<Audit>,
+    next_audit: u64,
+}
+
+/// Where a spending is recorded: its event's session and seq (`None` when
+/// the write's outcome is unknown).
+pub type Record<'a> = Option<(&'a str, u64)>;
+
+/// What was counted on a chain through `owner` while its logs were read.
+struct Audit {
+    token: u64,
+    owner: String,
+    counted: Vec<(Option<(String, u64)>, Spent)>,
 }
 
 impl Ledger {
@@ -403,7 +418,7 @@ impl Ledger {
     /// it held one) is released and what it spent is counted on every budget
     /// of the chain, one set while it ran too. Returns whether it held a
     /// reservation (then turns waiting for room may run).
-    pub fn end_turn(&mut self, turn: u64, chain: &[&str], spent: &Spent) -> bool {
+    pub fn end_turn(&mut self, turn: u64, chain: &[&str], spent: &Spent, record: Record<'_>) -> bool {
         let held = self.turns.remove(&turn);
         if let Some((owners, amount)) = &held {
             for owner in owners {
@@ -412,16 +427,36 @@ impl Ledger {
                 }
             }
         }
-        self.add(chain, spent);
+        self.add(chain, spent, record);
         held.is_some()
     }
 
-    /// Spending recorded outside a reserved turn (a lost turn, an external run).
-    pub fn add(&mut self, chain: &[&str], spent: &Spent) {
+    /// Spending on the member `chain` names, recorded at `record`.
+    pub fn add(&mut self, chain: &[&str], spent: &Spent, record: Record<'_>) {
         for id in chain {
             if let Some(a) = self.accounts.get_mut(*id) {
                 a.spent.add(spent);
             }
+        }
+        for audit in self.audits.iter_mut().filter(|a| chain.contains(&a.owner.as_str())) {
+            audit.counted.push((record.map(|(s, seq)| (s.to_owned(), seq)), *spent));
+        }
+    }
+
+    /// Begins setting `owner`'s budget from a read of its subtree's logs:
+    /// until [`Ledger::end_audit`], what is counted on a chain through it is
+    /// kept with its record, so the caller adds exactly what the read missed.
+    pub fn begin_audit(&mut self, owner: &str) -> u64 {
+        self.next_audit += 1;
+        self.audits.push(Audit { token: self.next_audit, owner: owner.to_owned(), counted: Vec::new() });
+        self.next_audit
+    }
+
+    /// What audit `token` saw counted, with each spending's record.
+    pub fn end_audit(&mut self, token: u64) -> Vec<(Option<(String, u64)>, Spent)> {
+        match self.audits.iter().position(|a| a.token == token) {
+            Some(i) => self.audits.remove(i).counted,
+            None => Vec::new(),
         }
     }
 
@@ -441,16 +476,17 @@ impl Ledger {
         Ok(())
     }
 
-    /// The start ended: a committed one counts as spent.
-    pub fn spawn_ended(&mut self, chain: &[&str], committed: bool) {
+    /// The start ended: one whose catalog entry committed (or may have:
+    /// `counted`, at `record`) counts as spent.
+    pub fn spawn_ended(&mut self, chain: &[&str], counted: bool, record: Record<'_>) {
         let one = Spent { spawns: 1, ..Spent::default() };
         for id in chain {
             if let Some(a) = self.accounts.get_mut(*id) {
                 a.reserved.sub(&one);
-                if committed {
-                    a.spent.add(&one);
-                }
             }
+        }
+        if counted {
+            self.add(chain, &one, record);
         }
     }
 }
@@ -509,8 +545,8 @@ mod tests {
         assert_eq!(second.tokens, Some(250));
         ledger.reserve_turn(2, &b, &second);
         // Within their allowances, they cannot overrun together.
-        ledger.end_turn(1, &a, &Spent { tokens: 500, turns: 1, ..Spent::default() });
-        ledger.end_turn(2, &b, &Spent { tokens: 250, turns: 1, ..Spent::default() });
+        ledger.end_turn(1, &a, &Spent { tokens: 500, turns: 1, ..Spent::default() }, None);
+        ledger.end_turn(2, &b, &Spent { tokens: 250, turns: 1, ..Spent::default() }, None);
         assert_eq!(ledger.remaining(&a).tokens, Some(250));
         // Down to one token of room: one turn takes it and the next waits for it.
         ledger.set("root", budget(r#"{"tokens":751}"#), Spent { tokens: 750, turns: 2, ..Spent::default() });
@@ -519,7 +555,7 @@ mod tests {
         ledger.reserve_turn(3, &a, &last);
         assert_eq!(ledger.gate(&b), Gate::Wait);
         // A host past its allowance overshoots by its excess, and nothing runs after.
-        ledger.end_turn(3, &a, &Spent { tokens: 9, turns: 1, ..Spent::default() });
+        ledger.end_turn(3, &a, &Spent { tokens: 9, turns: 1, ..Spent::default() }, None);
         let Gate::Spent(spent) = ledger.gate(&b) else { panic!("spent") };
         assert_eq!((spent.owner.as_str(), spent.dimension, spent.limit), ("root", Dimension::Tokens, 751));
         assert_eq!(ledger.remaining(&b).tokens, Some(0));
@@ -536,10 +572,10 @@ mod tests {
         ledger.reserve_turn(1, &chain, &Allowance { tokens: Some(50), cost: None, turns: Some(2) });
         ledger.reserve_turn(2, &chain, &Allowance { tokens: Some(25), cost: None, turns: Some(1) });
         assert_eq!(ledger.gate(&chain), Gate::Wait, "both remaining turns are reserved");
-        ledger.end_turn(1, &chain, &Spent { turns: 1, ..Spent::default() });
-        ledger.end_turn(2, &chain, &Spent::default()); // stopped before its host saw it: no turn
+        ledger.end_turn(1, &chain, &Spent { turns: 1, ..Spent::default() }, None);
+        ledger.end_turn(2, &chain, &Spent::default(), None); // stopped before its host saw it: no turn
         assert_eq!(ledger.remaining(&chain).turns, Some(1));
-        assert!(!ledger.end_turn(2, &chain, &Spent::default()), "a turn ends once");
+        assert!(!ledger.end_turn(2, &chain, &Spent::default(), None), "a turn ends once");
     }
 
     #[test]
@@ -555,10 +591,10 @@ mod tests {
             refused.error("lead", "starting a child").message,
             "starting a child: the budget of \"lead\" (spawns 2) is spent"
         );
-        ledger.spawn_ended(&chain, false); // that start failed: its spawn is free again
+        ledger.spawn_ended(&chain, false, None); // that start failed: its spawn is free again
         ledger.admit_spawn(&chain).unwrap();
-        ledger.spawn_ended(&chain, true);
-        ledger.spawn_ended(&chain, true);
+        ledger.spawn_ended(&chain, true, None);
+        ledger.spawn_ended(&chain, true, None);
         assert_eq!(ledger.budget_of("root").unwrap().1.spawns, Some(0));
         assert_eq!(ledger.gate(&chain), Gate::Open(Allowance::default()), "spawns do not stop turns");
     }

@@ -197,6 +197,8 @@ pub struct LogUsage {
     pub open_turn: bool,
     /// Its last turn ended `budget-exhausted` (its input waits for room).
     pub exhausted: bool,
+    /// The last seq the read returned: a record at a later seq was not seen.
+    pub last_seq: Option<u64>,
     /// The budgets its log records (a root's log records its tree's).
     pub(crate) budgets: crate::core::budget::Budgets,
 }
@@ -229,6 +231,7 @@ impl LogUsage {
             }
         }
         out.open_turn = open;
+        out.last_seq = events.last().map(|e| e.seq);
         out
     }
 }

@@ -50,7 +50,7 @@ pub(crate) fn row_budgets(budgets: &Budgets, rows: &[Row], subtrees: &[usage::To
     if budgets.is_empty() {
         return vec![None; rows.len()];
     }
-    let (_, below) = budget::descendants(rows);
+    let (_, below) = budget::below(rows, |_| 1);
     rows.iter()
         .enumerate()
         .map(|(i, row)| {
@@ -58,6 +58,35 @@ pub(crate) fn row_budgets(budgets: &Budgets, rows: &[Row], subtrees: &[usage::To
             Some(BudgetState { set, remaining: budget::remaining(&set, &subtrees[i].spent(below[i])) })
         })
         .collect()
+}
+
+/// What each member's subtree spent as the logs of a listing from `root_id`
+/// count it (usage, turns, descendants), plus one turn for each turn a log
+/// holds open that `lost` says nobody runs (it ran, and its record comes later).
+fn subtree_spent<'a>(
+    root_id: &'a str,
+    rows: &'a [Row],
+    logs: &'a usage::Logs,
+    lost: impl Fn(&str) -> bool + 'a,
+) -> impl Fn(&str) -> Option<Spent> + 'a {
+    let (root, rolled) = usage::roll_up(root_id, rows, logs, |_| true);
+    let (root_below, below) = budget::below(rows, |_| 1);
+    let open = |id: &str| u64::from(logs.get(id).is_some_and(|l| l.open_turn) && lost(id));
+    let (root_open, open_below) = budget::below(rows, |r| open(r.id()));
+    let index: HashMap<&str, usize> = rows.iter().enumerate().map(|(i, r)| (r.id(), i)).collect();
+    let root_spent = {
+        let mut s = root.subtree.spent(root_below);
+        s.turns += open(root_id) + root_open;
+        s
+    };
+    let spent: Vec<Spent> = (0..rows.len())
+        .map(|i| {
+            let mut s = rolled[i].subtree.spent(below[i]);
+            s.turns += open(rows[i].id()) + open_below[i];
+            s
+        })
+        .collect();
+    move |id: &str| if id == root_id { Some(root_spent) } else { index.get(id).map(|&i| spent[i]) }
 }
 
 impl Runtime {
@@ -69,16 +98,13 @@ impl Runtime {
             return Ok(ledger);
         }
         let (rows, logs) = usage::list_with_usage(&*self.0.store, root_id, signal).await?;
-        let (root, rolled) = usage::roll_up(root_id, &rows, &logs, |_| true);
-        let (root_below, below) = budget::descendants(&rows);
-        let index: HashMap<&str, usize> = rows.iter().enumerate().map(|(i, r)| (r.id(), i)).collect();
+        // Nothing of the tree runs yet: a turn its log holds open was lost, and counts.
+        let spent = subtree_spent(root_id, &rows, &logs, |_| true);
         for (owner, limit) in budgets.iter() {
-            if owner == root_id {
-                ledger.set(owner, *limit, root.subtree.spent(root_below));
-            } else if let Some(&i) = index.get(owner.as_str()) {
-                ledger.set(owner, *limit, rolled[i].subtree.spent(below[i]));
-            }
             // A budget whose member never published (its start failed) binds nobody.
+            if let Some(spent) = spent(owner) {
+                ledger.set(owner, *limit, spent);
+            }
         }
         Ok(ledger)
     }
@@ -99,9 +125,10 @@ impl Runtime {
 
     /// Turn `turn_id` of `member` ended having spent `spent`: the budgets on
     /// its chain count it, and turns that waited for room are kicked.
-    pub(crate) fn turn_spent(&self, member: &Member, turn_id: u64, spent: &Spent) {
+    pub(crate) fn turn_spent(&self, member: &Member, turn_id: u64, spent: &Spent, record: Option<u64>) {
         let chain = chain_of(member);
-        let held = self.with_ledger(&member.root_id, |l| l.end_turn(turn_id, &chain, spent)).unwrap_or(false);
+        let record = record.map(|seq| (member.id.as_str(), seq));
+        let held = self.with_ledger(&member.root_id, |l| l.end_turn(turn_id, &chain, spent, record)).unwrap_or(false);
         if held {
             let waiting: Vec<Rc<Member>> = {
                 let st = self.0.state.borrow();
@@ -116,10 +143,10 @@ impl Runtime {
         }
     }
 
-    /// Spending recorded outside a turn of this runtime (a lost turn's record, an external run).
-    pub(crate) fn add_spent(&self, member: &Member, spent: &Spent) {
+    /// Spending outside a turn (an external run's), recorded at `record`.
+    pub(crate) fn add_spent(&self, member: &Member, spent: &Spent, record: budget::Record<'_>) {
         let chain = chain_of(member);
-        self.with_ledger(&member.root_id, |l| l.add(&chain, spent));
+        self.with_ledger(&member.root_id, |l| l.add(&chain, spent, record));
     }
 
     /// The full name of budget owner `owner` on `member`'s chain, as errors show it.
@@ -167,15 +194,47 @@ impl Runtime {
         self.require_root(root)?;
         let root_id = root.session_id().to_owned();
         let id = self.resolve_in_tree(&root_id, target, signal).await?;
-        let (rows, logs) = usage::list_with_usage(&*self.0.store, &root_id, signal).await?;
-        let (root_rollup, rolled) = usage::roll_up(&root_id, &rows, &logs, |_| true);
-        let (root_below, below) = budget::descendants(&rows);
+        // What is counted while the logs are read (and the budget written) is
+        // kept with its record: added once the read shows it missed it.
+        let token = self.with_ledger(&root_id, |l| l.begin_audit(&id));
+        let prepared = self.prepare_budget(root, &id, target, budget, signal).await;
+        let counted = token.and_then(|t| self.with_ledger(&root_id, |l| l.end_audit(t))).unwrap_or_default();
+        let (effective, mut spent, rows, logs) = prepared?;
+        for (record, s) in counted {
+            let seen = record.is_some_and(|(session, seq)| {
+                logs.get(&session).and_then(|l| l.last_seq).is_some_and(|last| seq <= last)
+            });
+            if !seen {
+                spent.add(&s);
+            }
+        }
+        self.with_ledger(&root_id, |l| match &effective {
+            Some(b) => l.set(&id, *b, spent),
+            None => l.clear(&id),
+        });
+        self.wake_exhausted(&root_id, &rows, &logs, signal).await;
+        Ok(effective.map(|set| BudgetState { set, remaining: budget::remaining(&set, &spent) }))
+    }
+
+    /// `set_budget`'s reads and write: the effective budget (clamped to its
+    /// creators' remaining), what the target's subtree spent as the logs say
+    /// (a turn open in a log that nobody here runs was lost, and counts), and
+    /// the listing, once the budget is in the root's log.
+    async fn prepare_budget(
+        &self,
+        root: &Agent,
+        id: &str,
+        target: &str,
+        budget: Option<Budget>,
+        signal: &Signal,
+    ) -> Result<(Option<Budget>, Spent, Vec<Row>, usage::Logs)> {
+        let root_id = root.session_id();
+        let (rows, logs) = usage::list_with_usage(&*self.0.store, root_id, signal).await?;
         let index: HashMap<&str, usize> = rows.iter().enumerate().map(|(i, r)| (r.id(), i)).collect();
-        // The target's spent, and its creators nearest first.
-        let (spent, creators) = if id == root_id {
-            (root_rollup.subtree.spent(root_below), Vec::new())
-        } else {
-            let Some(&i) = index.get(id.as_str()) else { return Err(crate::core::listing::not_a_member(&id)) };
+        // Its creators, nearest first.
+        let mut creators: Vec<&str> = Vec::new();
+        if id != root_id {
+            let Some(&i) = index.get(id) else { return Err(crate::core::listing::not_a_member(id)) };
             if matches!(&rows[i], Row::Child(c) if c.mode == Mode::External) {
                 return Err(crate::err!(
                     UnsupportedCapability,
@@ -183,18 +242,16 @@ impl Runtime {
                     Quoted(target)
                 ));
             }
-            let mut creators = Vec::new();
             let mut parent = rows[i].parent_id();
             while let Some(&p) = index.get(parent) {
-                creators.push(rows[p].id().to_owned());
+                creators.push(rows[p].id());
                 parent = rows[p].parent_id();
             }
-            creators.push(root_id.clone());
-            (rolled[i].subtree.spent(below[i]), creators)
-        };
-        let creators: Vec<&str> = creators.iter().map(String::as_str).collect();
+            creators.push(root_id);
+        }
+        let spent = subtree_spent(root_id, &rows, &logs, |m| !self.turn_in_flight(m))(id).unwrap_or_default();
         let effective = budget.map(|b| {
-            let room = self.with_ledger(&root_id, |l| l.remaining(&creators)).unwrap_or_default();
+            let room = self.with_ledger(root_id, |l| l.remaining(&creators)).unwrap_or_default();
             b.clamp(&room)
         });
         if effective.is_some_and(|b| budget::Dimension::ALL.iter().any(|&d| b.get(d) == Some(0))) {
@@ -205,14 +262,10 @@ impl Runtime {
             ));
         }
         self.require_root(root)?;
-        let payload = budget::event_payload(&id, effective.as_ref());
+        let payload = budget::event_payload(id, effective.as_ref());
         self.append(&root.0, vec![(event::BUDGET.to_owned(), payload)]).await?;
-        self.with_ledger(&root_id, |l| match &effective {
-            Some(b) => l.set(&id, *b, spent),
-            None => l.clear(&id),
-        });
-        self.wake_exhausted(&root_id, &rows, &logs, signal).await;
-        Ok(effective.map(|set| BudgetState { set, remaining: budget::remaining(&set, &spent) }))
+        drop(index);
+        Ok((effective, spent, rows, logs))
     }
 
     /// After a budget changed: resident members parked by a spent budget

@@ -107,6 +107,7 @@ impl Runtime {
             self.append(&member, vec![(event::TURN_END.to_owned(), turn_end_payload(&result, &consumed))]).await;
         let captured = result.structured.is_some();
         let result_usage = result.usage;
+        let record = recorded.as_ref().ok().copied();
         let last = recorded.map(|_| result);
         let (done, parked) = {
             let mut st = member.state.borrow_mut();
@@ -121,7 +122,7 @@ impl Runtime {
         }
         // Counted as the logs count it: a turn that consumed input or reported usage.
         let counted = !consumed.is_empty() || result_usage.is_some();
-        self.turn_spent(&member, id, &crate::core::usage::turn_spent(result_usage.as_ref(), counted));
+        self.turn_spent(&member, id, &crate::core::usage::turn_spent(result_usage.as_ref(), counted), record);
         self.emit(ended);
         self.tree_changed(&member.root_id);
         self.kick(&member);
@@ -292,12 +293,16 @@ impl Runtime {
     /// refused write leaves the run's usage out of the logs' totals.
     async fn record_run_usage(&self, member: &Rc<Member>, result: &Result<SubagentResult>) {
         let Ok(SubagentResult { usage: Some(usage), .. }) = result else { return };
+        let spent = crate::core::usage::turn_spent(Some(usage), false);
         let creator = member.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
-        let Some(creator) = creator.filter(|c| c.phase() != Phase::Gone) else { return };
-        self.add_spent(member, &crate::core::usage::turn_spent(Some(usage), false));
+        let Some(creator) = creator.filter(|c| c.phase() != Phase::Gone) else {
+            // Spent all the same: its budgets count it, though no log records it.
+            return self.add_spent(member, &spent, None);
+        };
         let payload =
             Value::object([("childId", Some(Value::from(member.id.as_str()))), ("usage", Some(usage.to_value()))]);
-        let _ = self.append(&creator, vec![(event::SUBAGENT_USAGE.to_owned(), payload)]).await;
+        let recorded = self.append(&creator, vec![(event::SUBAGENT_USAGE.to_owned(), payload)]).await;
+        self.add_spent(member, &spent, recorded.ok().map(|seq| (creator.id.as_str(), seq)));
     }
 
     /// Closes the resident children `member` owns, and waits until each has

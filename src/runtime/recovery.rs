@@ -70,8 +70,6 @@ impl Runtime {
             fields.push(("usageUnknown".to_owned(), Value::Bool(true)));
         }
         member.state.borrow_mut().begin_record();
-        // What it spent is unknown, but it was a turn: budgets count it as one.
-        self.add_spent(member, &crate::core::usage::turn_spent(None, true));
         // A store that refuses leaves the start unmatched: the next open tries again.
         let _ = self.append(member, vec![(event::TURN_END.to_owned(), payload)]).await;
         self.emit(super::lifecycle::turn_event(member, Some(&lost_result())));

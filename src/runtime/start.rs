@@ -181,6 +181,9 @@ struct Admission {
     max_depth: Option<u64>,
     /// The child's effective budget.
     budget: Option<crate::core::budget::Budget>,
+    /// The catalog write: `None` until tried, then its seq, or `Some(None)`
+    /// when it failed (it may still have landed: its budgets count it).
+    catalog: Cell<Option<Option<u64>>>,
 }
 
 impl Runtime {
@@ -359,7 +362,19 @@ impl Runtime {
             // Cannot fail: checked above, in this same synchronous step.
             let _ = tree.budgets.admit_spawn(&chain);
         }
-        Ok(Admission { cwd, provider, parent, name, child_id, depth, prompt, schema, max_depth, budget })
+        Ok(Admission {
+            cwd,
+            provider,
+            parent,
+            name,
+            child_id,
+            depth,
+            prompt,
+            schema,
+            max_depth,
+            budget,
+            catalog: Cell::new(None),
+        })
     }
 
     /// Releases the name reservation and the capacity slot; on commit the
@@ -380,7 +395,9 @@ impl Runtime {
         }
         if let Some(tree) = st.trees.get_mut(&admission.parent.root_id) {
             tree.unreserve(committed_child.is_some());
-            tree.budgets.spawn_ended(&super::budget::chain_of(&admission.parent), committed_child.is_some());
+            let catalog = admission.catalog.get();
+            let record = catalog.flatten().map(|seq| (admission.parent.id.as_str(), seq));
+            tree.budgets.spawn_ended(&super::budget::chain_of(&admission.parent), catalog.is_some(), record);
             if let (Some(child), Some(budget)) = (committed_child, admission.budget) {
                 tree.budgets.set(child, budget, crate::core::budget::Spent::default());
             }
@@ -418,7 +435,15 @@ impl Runtime {
         // A sibling entry whose write was reported failed may have landed
         // since admission: the name is checked again against the log.
         let unique = |parent: &Member| unique_name(parent, admission);
-        self.append_if(&admission.parent, vec![(event::CATALOG.to_owned(), entry.to_payload())], unique).await?;
+        let written =
+            self.append_if(&admission.parent, vec![(event::CATALOG.to_owned(), entry.to_payload())], unique).await;
+        // Only a store failure leaves it unknown whether the entry landed.
+        admission.catalog.set(match &written {
+            Ok(seq) => Some(Some(*seq)),
+            Err(e) if e.code == crate::core::error::ErrorCode::PersistenceUnavailable => Some(None),
+            Err(_) => None,
+        });
+        written?;
         self.emit(RuntimeEvent::Catalog {
             root_id: admission.parent.root_id.clone(),
             parent_id: admission.parent.id.clone(),
