@@ -253,24 +253,37 @@ pub async fn list_with_usage(store: &dyn Store, root: &str, signal: &Signal) -> 
         let reads: Result<Vec<ReadResult>> =
             crate::core::listing::read_level(store, &ids, &query, signal, !lister.at_root()).await;
         signal.check()?;
-        if let Ok(reads) = &reads {
-            for (id, read) in ids.iter().zip(reads) {
-                // `of` reads only the kinds it folds, so a store that ignored the types costs no copy.
-                if let Ok(Some(events)) = read {
-                    logs.0.insert(id.clone(), LogUsage::of(events));
+        match &reads {
+            Ok(reads) => {
+                for (id, read) in ids.iter().zip(reads) {
+                    // `of` reads only the kinds it folds, so a store that ignored the types costs no copy.
+                    match read {
+                        Ok(Some(events)) => logs.0.insert(id.clone(), LogUsage::of(events)),
+                        Ok(None) => None,
+                        Err(_) => {
+                            logs.1 = true;
+                            None
+                        }
+                    };
                 }
             }
+            Err(_) => logs.1 = true,
         }
         lister.answer(reads)?;
     }
     Ok((lister.rows(), logs))
 }
 
-/// The read logs' usage, by Session id.
+/// The read logs' usage, by Session id, and whether some read failed.
 #[derive(Default)]
-pub struct Logs(HashMap<String, LogUsage>);
+pub struct Logs(HashMap<String, LogUsage>, bool);
 
 impl Logs {
+    /// Some member's log could not be read (its totals are unknown, not zero).
+    pub fn read_failed(&self) -> bool {
+        self.1
+    }
+
     pub fn get(&self, id: &str) -> Option<&LogUsage> {
         self.0.get(id)
     }

@@ -89,6 +89,18 @@ fn subtree_spent<'a>(
     move |id: &str| if id == root_id { Some(root_spent) } else { index.get(id).map(|&i| spent[i]) }
 }
 
+/// A budget counts every member: one whose log could not be read would
+/// count as nothing spent, so the count is refused instead (try again).
+fn unread(logs: &usage::Logs) -> Result<()> {
+    if logs.read_failed() {
+        return Err(crate::err!(
+            PersistenceUnavailable,
+            "the tree's logs could not all be read to count what its budgets have spent"
+        ));
+    }
+    Ok(())
+}
+
 impl Runtime {
     /// The ledger of a tree opening with `budgets`: what each owner's subtree
     /// spent, from one listing of the logs (none for a tree without budgets).
@@ -98,6 +110,7 @@ impl Runtime {
             return Ok(ledger);
         }
         let (rows, logs) = usage::list_with_usage(&*self.0.store, root_id, signal).await?;
+        unread(&logs)?;
         // Nothing of the tree runs yet: a turn its log holds open was lost, and counts.
         let spent = subtree_spent(root_id, &rows, &logs, |_| true);
         for (owner, limit) in budgets.iter() {
@@ -230,6 +243,7 @@ impl Runtime {
     ) -> Result<(Option<Budget>, Spent, Vec<Row>, usage::Logs)> {
         let root_id = root.session_id();
         let (rows, logs) = usage::list_with_usage(&*self.0.store, root_id, signal).await?;
+        unread(&logs)?;
         let index: HashMap<&str, usize> = rows.iter().enumerate().map(|(i, r)| (r.id(), i)).collect();
         // Its creators, nearest first.
         let mut creators: Vec<&str> = Vec::new();

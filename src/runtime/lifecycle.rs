@@ -120,8 +120,9 @@ impl Runtime {
         if let RuntimeEvent::Turn { parked: p, .. } = &mut ended {
             *p = parked;
         }
-        // Counted as the logs count it: a turn that consumed input or reported usage.
-        let counted = !consumed.is_empty() || result_usage.is_some();
+        // Counted as the logs count it: a turn that consumed input or reported
+        // usage, or whose end did not land (its open start is counted as a lost turn).
+        let counted = !consumed.is_empty() || result_usage.is_some() || record.is_none();
         self.turn_spent(&member, id, &crate::core::usage::turn_spent(result_usage.as_ref(), counted), record);
         self.emit(ended);
         self.tree_changed(&member.root_id);
@@ -478,6 +479,8 @@ impl Runtime {
                     || match s.waiting.filter(|_| waiters) {
                         Some(Wait::Interrupt) => false,
                         Some(Wait::Steer) => s.steer_pending(),
+                        // Input waiting for budget room cannot act until a turn ends.
+                        None if waiters && s.budget_wait => false,
                         None => m.is_busy(),
                     }
             });

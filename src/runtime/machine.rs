@@ -118,6 +118,9 @@ pub(crate) struct Life {
     pub input_closed: bool,
     /// Parked because a budget on its chain is spent: messages do not wake it.
     pub exhausted: bool,
+    /// Its input waits for budget room that running turns reserved: it
+    /// cannot act until one ends (a turn waiting for a quiet tree may go on).
+    pub budget_wait: bool,
     pub output_schema: Option<Rc<OutputSchema>>,
     /// The latest turn's (or run's) result, kept through teardown.
     pub last: Option<crate::Result<SubagentResult>>,
@@ -147,6 +150,7 @@ impl Life {
             parked_in_log: false,
             input_closed: false,
             exhausted: false,
+            budget_wait: false,
             output_schema,
             last: None,
             turns: 0,
@@ -169,9 +173,13 @@ impl Life {
             && !self.parked
             && !self.input_closed
             && lane != Lane::External;
+        self.budget_wait = false;
         if may_run && !self.inbox.is_empty() {
             match budget {
-                Gate::Wait => return Step::Idle,
+                Gate::Wait => {
+                    self.budget_wait = true;
+                    return Step::Idle;
+                }
                 Gate::Spent(_) => {
                     self.exhausted = true;
                     self.parked = true;

@@ -135,6 +135,13 @@ pub struct Ctx {
     /// Sessions whose first batch the store tore (a strict prefix landed,
     /// the call failed), with the length that landed, across runtimes.
     pub torn: RefCell<BTreeMap<String, u64>>,
+    /// Per root, the budget it is opened with (decided at its first open).
+    pub root_budgets: RefCell<BTreeMap<String, Option<crate::core::budget::Budget>>>,
+    /// Roots whose trees have (or may have) a budget: only there may a
+    /// message or start be refused `BUDGET_EXHAUSTED`.
+    pub budgeted: RefCell<BTreeSet<String>>,
+    /// Per root, the tokens and cost its hosts reported past their allowances.
+    pub excess: RefCell<BTreeMap<String, (u64, u64)>>,
 }
 
 impl Ctx {
@@ -166,7 +173,20 @@ impl Ctx {
             interrupted: RefCell::default(),
             runs: RefCell::default(),
             torn: RefCell::default(),
+            root_budgets: RefCell::default(),
+            budgeted: RefCell::default(),
+            excess: RefCell::default(),
         }
+    }
+
+    /// The codes a message or start may meet in `root`'s tree: `allowed`,
+    /// and `BUDGET_EXHAUSTED` where a budget may apply.
+    pub fn allowed(&self, root: &str, allowed: &[crate::ErrorCode]) -> Vec<crate::ErrorCode> {
+        let mut out = allowed.to_vec();
+        if self.budgeted.borrow().contains(root) {
+            out.push(crate::ErrorCode::BudgetExhausted);
+        }
+        out
     }
 
     pub fn violation(&self, what: String) {

@@ -357,7 +357,17 @@ impl Epoch {
             if attempt == 10 {
                 self.ctx.quiet.set(true); // a long outage ends
             }
-            match self.rt.open_root(Some(root.to_owned()), Some("/work".into())).await {
+            // A root's budget is decided at its first open and given again at each.
+            let budget = *self
+                .ctx
+                .root_budgets
+                .borrow_mut()
+                .entry(root.to_owned())
+                .or_insert_with(|| self.ctx.rng.chance(0.4).then(|| super::budgets::random(&self.ctx)));
+            if budget.is_some() {
+                self.ctx.budgeted.borrow_mut().insert(root.to_owned());
+            }
+            match self.rt.open_root_with(Some(root.to_owned()), Some("/work".into()), budget).await {
                 Ok(agent) => {
                     self.ctx.quiet.set(false);
                     self.roots.borrow_mut().insert(root.to_owned(), agent.clone());
@@ -454,7 +464,7 @@ impl Epoch {
     }
 
     fn random_op(self: &Rc<Self>) {
-        const WEIGHTS: [u32; 19] = [22, 8, 14, 6, 8, 4, 6, 6, 2, 2, 2, 4, 4, 2, 5, 4, 4, 2, 4];
+        const WEIGHTS: [u32; 20] = [22, 8, 14, 6, 8, 4, 6, 6, 2, 2, 2, 4, 4, 2, 5, 4, 4, 2, 4, 3];
         let me = self.clone();
         match self.ctx.rng.weighted(&WEIGHTS) {
             0 => self.spawn_op("start.native", me.op_start()),
@@ -475,7 +485,8 @@ impl Epoch {
             15 => self.spawn_op("hold", me.op_hold()),
             16 => self.spawn_op("ask", me.op_ask()),
             17 => self.spawn_op("quiesce", me.op_quiesce()),
-            _ => self.spawn_op("abandon", me.op_abandon()),
+            18 => self.spawn_op("abandon", me.op_abandon()),
+            _ => self.spawn_op("set_budget", me.op_set_budget()),
         }
     }
 
@@ -568,6 +579,10 @@ impl Epoch {
         if ctx.rng.chance(0.1) {
             spec.cwd = Some("sub".into());
         }
+        if provider != EXTERNAL && ctx.rng.chance(0.15) {
+            spec.budget = Some(super::budgets::random(&ctx));
+            ctx.budgeted.borrow_mut().insert(parent.root_id().to_owned());
+        }
         spec.signal = self.new_signal();
         let pre_aborted = ctx.rng.chance(0.03);
         if pre_aborted {
@@ -604,10 +619,13 @@ impl Epoch {
             (None, _) if duplicate => self.expect_allowed(
                 &what,
                 &result,
-                &[C::DuplicateName, C::ActivationLimitReached, C::Draining, C::PersistenceUnavailable],
+                &ctx.allowed(
+                    parent.root_id(),
+                    &[C::DuplicateName, C::ActivationLimitReached, C::Draining, C::PersistenceUnavailable],
+                ),
                 false,
             ),
-            (None, _) => self.expect_allowed(&what, &result, START_ALLOWED, true),
+            (None, _) => self.expect_allowed(&what, &result, &ctx.allowed(parent.root_id(), START_ALLOWED), true),
         }
         if let (Ok(act), Some(parent_name)) = (result, parent_name) {
             if spec_delivery_caller {
@@ -646,10 +664,15 @@ impl Epoch {
         let (name, duplicate) = choose_name(&ctx, agent.session_id());
         let n = self.next();
         let bad_input = ctx.rng.chance(0.05);
+        let budget = (ctx.rng.chance(0.15) && !tool.starts_with(EXTERNAL)).then(|| super::budgets::random(&ctx));
+        if budget.is_some() {
+            ctx.budgeted.borrow_mut().insert(agent.root_id().to_owned());
+        }
         let input = Value::object([
             ("description", Some(Value::from(format!("tool task {n}")))),
             ("prompt", Some(if bad_input { Value::Bool(true) } else { Value::from(format!("do tool task {n}")) })),
             ("name", name.clone().map(Value::from)),
+            ("budget", budget.as_ref().map(crate::core::budget::Budget::to_value)),
         ]);
         let parent_name = self.rt.names_of(&agent).ok().map(|n| n.self_name);
         let signal = self.new_signal();
@@ -708,7 +731,7 @@ impl Epoch {
         } else if foreign {
             self.expect_allowed(&what, &result, FOREIGN_ALLOWED, false);
         } else {
-            self.expect_allowed(&what, &result, SEND_ALLOWED, true);
+            self.expect_allowed(&what, &result, &ctx.allowed(&own, SEND_ALLOWED), true);
         }
         if let Ok(id) = result {
             if model.root_of(&target) != Some(own.as_str()) {
@@ -782,7 +805,7 @@ impl Epoch {
                 false,
             );
         } else {
-            self.expect_allowed(&what, &result, SEND_ALLOWED, true);
+            self.expect_allowed(&what, &result, &ctx.allowed(&own, SEND_ALLOWED), true);
         }
         if let Ok(id) = result {
             if model.root_of(&target) != Some(own.as_str()) {
@@ -1126,7 +1149,7 @@ impl Epoch {
                 other => self.expect_allowed(
                     &format!("spawn under held {}", agent.name()),
                     &other.map(|_| ()),
-                    START_ALLOWED,
+                    &ctx.allowed(&own, START_ALLOWED),
                     true,
                 ),
             }
@@ -1163,7 +1186,7 @@ impl Epoch {
             Err(e) => {
                 let got: Result<()> = Err(e);
                 if live {
-                    self.expect_allowed(&what, &got, SEND_ALLOWED, false);
+                    self.expect_allowed(&what, &got, &ctx.allowed(&own, SEND_ALLOWED), false);
                 } else {
                     self.expect_code(&what, &got, C::Unauthorized);
                 }
@@ -1179,6 +1202,40 @@ impl Epoch {
             ctx.note(|| format!("answer to {}: {:?}", ask.id, answer.as_ref().map(|r| &r.stop_reason)));
             *ask.answer.borrow_mut() = Some(answer);
         });
+    }
+
+    /// Raises a budget of a tree while its turns run (the proof's "raising
+    /// lets parked input run"): a member that has one, by Session id.
+    async fn op_set_budget(self: Rc<Self>) {
+        let ctx = self.ctx.clone();
+        let Some(root) = self.pick_root() else { return };
+        let own = root.root_id().to_owned();
+        let log = ctx
+            .inner
+            .read_now(&own, &crate::core::store::ReadQuery::types(&[crate::core::event::BUDGET], &Signal::never()));
+        let mut budgets = crate::core::budget::Budgets::default();
+        crate::core::budget::fold(&mut budgets, log.unwrap_or_default().iter());
+        let owners: Vec<(String, crate::core::budget::Budget)> = budgets.into_iter().collect();
+        let mut owners = owners;
+        owners.sort_by(|a, b| a.0.cmp(&b.0));
+        let Some((owner, old)) = ctx.rng.pick(&owners).cloned() else { return };
+        let new = super::budgets::raised(&ctx, &old);
+        let live = self.live(&root);
+        let what = format!("set_budget {owner} in {own} to {new:?}");
+        let result = self.rt.set_budget(&root, &owner, Some(new), &self.new_signal()).await;
+        ctx.note(|| format!("{what}: {result:?}"));
+        if !live {
+            return self.expect_code(&what, &result, C::Unauthorized);
+        }
+        // Its creators' budgets may be spent, or its row unreadable through a faulty store.
+        let allowed = [C::BudgetExhausted, C::PersistenceUnavailable, C::Cancelled, C::UnknownAgent, C::Unauthorized];
+        self.expect_allowed(&what, &result, &allowed, true);
+        if let Ok(Some(state)) = result {
+            ctx.ops.bump("ok.set_budget");
+            if crate::core::budget::Dimension::ALL.iter().any(|&d| state.set.get(d) > new.get(d)) {
+                ctx.violation(format!("{what} set {:?}, above what was asked", state.set));
+            }
+        }
     }
 
     /// Waits for a tree to be quiet; when it says so, nothing in it runs.

@@ -116,6 +116,7 @@ impl AgentHost for SimHost {
             let reason = random_stop(&ctx);
             let mut outcome = crate::testkit::completed(&format!("{} says {reason}", turn.name));
             outcome.stop_reason = reason.into();
+            outcome.usage = Some(super::budgets::usage(&ctx, &turn));
             if turn.output_schema.is_some() {
                 outcome.structured = match ctx.rng.weighted(&[70, 15, 15]) {
                     0 => Some(Value::object([("ok", Some(Value::Bool(true)))])),
@@ -169,10 +170,15 @@ async fn call_tool(ctx: &Rc<Ctx>, rt: &Runtime, turn: &Turn) {
             ctx.ops.bump("host.tool.delegate");
             let tool = ctx.rng.pick(&delegates).cloned().unwrap_or_default();
             let (name, duplicate) = choose_name(ctx, &turn.session_id);
+            let budget = ctx.rng.chance(0.2).then(|| super::budgets::random(ctx));
+            if budget.is_some() {
+                ctx.budgeted.borrow_mut().insert(turn.root_id.clone());
+            }
             let input = obj(vec![
                 ("description", Some(Value::from("a sub-task"))),
                 ("prompt", Some(Value::from(format!("work for {}", turn.name)))),
                 ("name", name.clone().map(Value::from)),
+                ("budget", budget.as_ref().map(crate::core::budget::Budget::to_value)),
             ]);
             let result = tools.call(&tool, &input, &signal).await;
             let invalid = name.as_deref().is_some_and(|n| !is_valid_name(n));

@@ -47,12 +47,18 @@
 //!   only when nothing in the tree runs; after every tree closed, every
 //!   `ask` has an answer, and an answer that is a result names a recorded
 //!   turn that consumed the message;
+//! - budgets (`budgets.rs`): every subtree total the runtime rolls up equals
+//!   the sum of its members' own totals read from their whole logs, and no
+//!   budget is exceeded past the excess its tree's hosts reported beyond
+//!   their turns' allowances (turns, a lost one included, and spawns not at
+//!   all), whatever the faults, crashes and raises in between;
 //! - no panic (the caller wraps [`run_seed`] in `catch_unwind`), and no
 //!   deadlock (a phase whose work can no longer run is reported).
 //!
 //! Replay one seed with its trace:
 //! `cargo run --profile bench --example sim -- --seed N --verbose`.
 
+mod budgets;
 mod ctx;
 mod driver;
 mod host;
@@ -188,7 +194,7 @@ fn run_epoch(
             ctx.violation(format!(
                 "the {phase} phase stalled: nothing can run (a deadlock); operations in flight {:?}, resident {:?}, reservations {}",
                 epoch.running.borrow(),
-                epoch.rt.resident(),
+                epoch.rt.resident().iter().map(|id| (id.clone(), epoch.rt.describe(id))).collect::<Vec<_>>(),
                 epoch.rt.reservation_count()
             ));
             false
@@ -229,6 +235,7 @@ fn run_epoch(
         }
     }
     check_store(ctx);
+    budgets::check(ctx);
     let snapshot = ctx.model().rows;
     epoch.clear();
     drop(exec);
@@ -348,6 +355,8 @@ fn check_drained(ctx: &Ctx, epoch: &Rc<Epoch>, exec: &crate::core::exec::LocalEx
             None => {
                 ctx.violation(format!("the ask {} to {} has no answer after every tree closed", ask.id, ask.target))
             }
+            // A spent budget answers with its stop; the message stays pending in the log.
+            Some(Ok(r)) if r.stop_reason == crate::core::result::stop::BUDGET_EXHAUSTED => {}
             Some(Ok(_)) => {
                 let log = ctx.inner.read_now(&ask.target, &ReadQuery::default()).unwrap_or_default();
                 let consumed = log.iter().filter(|e| e.kind == event::TURN_END).any(|e| {
