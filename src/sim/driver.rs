@@ -141,8 +141,11 @@ fn check_children_first(ctx: &Ctx, rt: &Runtime, end: &crate::runtime::RunEndInf
 fn on_event(ctx: &Ctx, event: &RuntimeEvent) {
     let mut lc = ctx.lifecycle.borrow_mut();
     match event {
-        RuntimeEvent::Turn { session_id, stop_reason: Some(_), .. } => {
+        RuntimeEvent::Turn { session_id, stop_reason: Some(stop), .. } => {
             ctx.reportable.borrow_mut().insert(session_id.clone());
+            if stop == crate::core::result::stop::BUDGET_EXHAUSTED {
+                ctx.ops.bump("event.budget_exhausted");
+            }
         }
         RuntimeEvent::Start(info) => {
             if info.mode == crate::Mode::External {
@@ -342,6 +345,9 @@ impl Epoch {
     }
 
     fn expect_allowed<T: std::fmt::Debug>(&self, what: &str, got: &Result<T>, allowed: &[ErrorCode], ok: bool) {
+        if matches!(got, Err(e) if e.code == C::BudgetExhausted) {
+            self.ctx.ops.bump("refused.budget_exhausted");
+        }
         match got {
             Ok(_) if ok => {}
             Err(e) if allowed.contains(&e.code) => {}
