@@ -28,6 +28,7 @@ node pkg-tests/bench/listing.mjs "$@"
 node --expose-gc pkg-tests/bench/runtime.mjs
 node --expose-gc pkg-tests/bench/history.mjs
 node --expose-gc pkg-tests/bench/usage.mjs
+node --expose-gc pkg-tests/bench/budgets.mjs
 node --expose-gc pkg-tests/bench/deltas.mjs
 node pkg-tests/bench/coldstart.mjs
 echo

@@ -65,6 +65,10 @@ for (const [name, files] of [['full', ['subagent_tree_bg.wasm', 'subagent_tree.j
   row('runtime.usage, 1,111-member cold tree', `${f(get('usage.tree.usage'), 2)} ms`, `listDescendants ${f(get('usage.tree.list'), 2)} ms`, r, '<= 2x listing', r === undefined ? undefined : r <= 2);
   const m = ratio(get('usage.message.usage'), get('usage.message.plain'));
   row('a message with usage recorded', `${f(get('usage.message.usage'))} µs`, `without ${f(get('usage.message.plain'))} µs`, m, '<= 1.1x', m === undefined ? undefined : m <= 1.1);
+  const b = ratio(get('budget.message.budgeted'), get('budget.message.plain'));
+  row('a message under a budget (gated, reserved, counted)', `${f(get('budget.message.budgeted'))} µs`, `unbudgeted ${f(get('budget.message.plain'))} µs`, b, '<= 1.1x', b === undefined ? undefined : b <= 1.1);
+  const o = ratio(get('budget.open.budgeted'), get('budget.open.plain'));
+  row('openRoot of a budgeted 1,111-member cold tree', `${f(get('budget.open.budgeted'), 2)} ms`, `unbudgeted ${f(get('budget.open.plain'), 2)} ms`, o, 'measured', undefined);
 }
 {
   const r = ratio(get('listing.0ms.readMany'), get('listing.js.0ms.readMany'));

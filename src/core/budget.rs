@@ -304,6 +304,9 @@ pub struct Ledger {
     /// subtree's logs are read, and what was counted meanwhile.
     audits: Vec<Audit>,
     next_audit: u64,
+    /// A turn waits for room ([`Gate::Wait`]): the next end of a reserved
+    /// turn looks for it (the driver sets and takes this).
+    pub waiting: bool,
 }
 
 /// Where a spending is recorded: its event's session and seq (`None` when
@@ -318,8 +321,10 @@ struct Audit {
 }
 
 impl Ledger {
+    /// No budget, reservation or audit: nothing to count (a tree without
+    /// budgets costs its messages and turns nothing more).
     pub fn is_empty(&self) -> bool {
-        self.accounts.is_empty()
+        self.accounts.is_empty() && self.turns.is_empty() && self.audits.is_empty()
     }
 
     /// Sets (or replaces) `owner`'s budget; `spent` is what its subtree spent so far.

@@ -136,13 +136,19 @@ impl Runtime {
         self.0.state.borrow_mut().trees.get_mut(root_id).map(|t| f(&mut t.budgets))
     }
 
+    /// [`Runtime::with_ledger`], only when the tree has something to count.
+    fn with_budgets<T>(&self, root_id: &str, f: impl FnOnce(&mut Ledger) -> T) -> Option<T> {
+        let mut st = self.0.state.borrow_mut();
+        st.trees.get_mut(root_id).filter(|t| !t.budgets.is_empty()).map(|t| f(&mut t.budgets))
+    }
+
     /// Turn `turn_id` of `member` ended having spent `spent`: the budgets on
     /// its chain count it, and turns that waited for room are kicked.
     pub(crate) fn turn_spent(&self, member: &Member, turn_id: u64, spent: &Spent, record: Option<u64>) {
-        let chain = chain_of(member);
         let record = record.map(|seq| (member.id.as_str(), seq));
-        let held = self.with_ledger(&member.root_id, |l| l.end_turn(turn_id, &chain, spent, record)).unwrap_or(false);
-        if held {
+        let ended =
+            |l: &mut Ledger| l.end_turn(turn_id, &chain_of(member), spent, record) && std::mem::take(&mut l.waiting);
+        if self.with_budgets(&member.root_id, ended).unwrap_or(false) {
             let waiting: Vec<Rc<Member>> = {
                 let st = self.0.state.borrow();
                 st.tree_members(&member.root_id)
@@ -158,8 +164,7 @@ impl Runtime {
 
     /// Spending outside a turn (an external run's), recorded at `record`.
     pub(crate) fn add_spent(&self, member: &Member, spent: &Spent, record: budget::Record<'_>) {
-        let chain = chain_of(member);
-        self.with_ledger(&member.root_id, |l| l.add(&chain, spent, record));
+        self.with_budgets(&member.root_id, |l| l.add(&chain_of(member), spent, record));
     }
 
     /// The full name of budget owner `owner` on `member`'s chain, as errors show it.
@@ -183,10 +188,10 @@ impl Runtime {
 
     /// `BUDGET_EXHAUSTED` when a budget on `member`'s chain is spent (a
     /// message to it, or a start under it, with `spawning`).
-    pub(crate) fn check_budget(&self, member: &Member, spawning: bool, what: &str) -> Result<()> {
-        let spent = self.with_ledger(&member.root_id, |l| l.exhausted(&chain_of(member), spawning)).flatten();
+    pub(crate) fn check_budget(&self, member: &Member, spawning: bool, what: impl FnOnce() -> String) -> Result<()> {
+        let spent = self.with_budgets(&member.root_id, |l| l.exhausted(&chain_of(member), spawning)).flatten();
         match spent {
-            Some(spent) => Err(spent.error(&self.owner_name(member, &spent.owner), what)),
+            Some(spent) => Err(spent.error(&self.owner_name(member, &spent.owner), &what())),
             None => Ok(()),
         }
     }

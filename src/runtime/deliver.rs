@@ -333,7 +333,7 @@ impl Runtime {
         signal.check()?;
         // A notice always lands (it is the runtime's own account); input waits for room.
         if !matches!(source, MessageSource::SubagentSettled { .. }) {
-            self.check_budget(target, false, &format!("{} takes no message", Quoted(&target.full_name)))?;
+            self.check_budget(target, false, || format!("{} takes no message", Quoted(&target.full_name)))?;
         }
         let began = target.state.borrow_mut().begin_write();
         match began {

@@ -40,7 +40,13 @@ impl Runtime {
                 return;
             }
             Step::Settle => return self.close(member, false),
-            Step::Idle => return,
+            Step::Idle => {
+                if gate == Gate::Wait {
+                    // The next end of a reserved turn kicks the members that wait.
+                    self.with_ledger(&member.root_id, |l| l.waiting = true);
+                }
+                return;
+            }
         };
         // Reserved in the same synchronous step the gate opened in.
         let budget = match gate {

@@ -295,7 +295,7 @@ impl Runtime {
         // budget on the creator's chain (spawns counting starts in flight) refuses.
         let chain: Vec<String> = super::budget::chain_of(&parent).into_iter().map(str::to_owned).collect();
         let chain: Vec<&str> = chain.iter().map(String::as_str).collect();
-        self.check_budget(&parent, true, &format!("{} cannot start a child", Quoted(&parent.full_name)))?;
+        self.check_budget(&parent, true, || format!("{} cannot start a child", Quoted(&parent.full_name)))?;
         let budget = spec.budget.map(|b| {
             let room = self.with_ledger(&parent.root_id, |l| l.remaining(&chain)).unwrap_or_default();
             b.clamp(&room)

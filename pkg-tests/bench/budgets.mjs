@@ -1,0 +1,97 @@
+// Benchmarks of budgets (issue 46): `make bench` runs this after usage.
+//
+// 1. What a budget adds to a message: `ask` of an idle root until its
+//    answer, the host reporting usage, with the root budgeted (each turn
+//    gated, reserved and counted) or not (goal: at most +10 %).
+// 2. What opening a budgeted root costs: a 1,111-member cold tree (fan-out
+//    10, depth 3) whose root's log holds a budget, against the same open
+//    without one (the ledger reads the tree's spent in one listing).
+//
+// Medians of BENCH_RUNS (default 11) timed runs after warm-up.
+import { performance } from 'node:perf_hooks';
+import { loadPackage } from './load.mjs';
+import { record } from './results.mjs';
+
+const { lib } = await loadPackage();
+const { SubagentRuntime, MemoryStore } = lib;
+const RUNS = Number(process.env.BENCH_RUNS ?? 11);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const macrotask = () => new Promise((r) => setImmediate(r));
+
+async function time(runs, fn) {
+  await fn();
+  const xs = [];
+  for (let i = 0; i < runs; i++) {
+    globalThis.gc?.();
+    await macrotask();
+    const t0 = performance.now();
+    await fn();
+    xs.push(performance.now() - t0);
+  }
+  return median(xs);
+}
+
+// ---- 1. what a budget adds to a message ---------------------------------------------
+const outcome = { messages: ['ok'], usage: { inputTokens: 1234, outputTokens: 56 } };
+async function perMessage(budget) {
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: { runTurn: () => outcome } });
+  const lead = await runtime.openRoot({ sessionId: 'root', budget });
+  const n = 200;
+  const ms = await time(RUNS, async () => {
+    for (let i = 0; i < n; i++) {
+      const answer = await (await runtime.ask(lead, 'lead', 'go')).answer;
+      if (answer.stopReason !== 'completed') throw new Error(`stopped: ${answer.stopReason}`);
+    }
+  });
+  return (ms * 1000) / n;
+}
+// Alternated, five of each, medians: a single pair varies by +-30 % run to run.
+const plain = [];
+const budgeted = [];
+const room = { tokens: Number.MAX_SAFE_INTEGER, turns: Number.MAX_SAFE_INTEGER, cost: Number.MAX_SAFE_INTEGER };
+for (let i = 0; i < 5; i++) {
+  plain.push(await perMessage(undefined));
+  budgeted.push(await perMessage(room));
+}
+const plainUs = median(plain);
+const budgetUs = median(budgeted);
+console.log(`budgets: a message to an idle root until its answer: ${plainUs.toFixed(1)} µs unbudgeted, ${budgetUs.toFixed(1)} µs budgeted (${((budgetUs / plainUs - 1) * 100).toFixed(1)} %)`);
+record('budget.message.plain', plainUs);
+record('budget.message.budgeted', budgetUs);
+
+// ---- 2. opening a budgeted root of a cold tree ------------------------------------
+async function buildTree(budget) {
+  const store = new MemoryStore();
+  let members = 1;
+  const write = async (id, parent, depth) => {
+    const events = [{ seq: 0, type: 'session/start', payload: { inheritedEventCount: 0, parentId: parent, rootId: 'root' } }];
+    if (budget && id === 'root') events.push({ seq: 1, type: 'subagent/budget', payload: { sessionId: 'root', budget } });
+    for (let t = 0; t < 3; t++) {
+      events.push({ seq: events.length, type: 'message/input', payload: { messageId: `m${t}`, source: { kind: 'user' }, content: [{ type: 'text', text: 'go' }], delivery: 'queue' } });
+      events.push({ seq: events.length, type: 'turn/start', payload: { input: [`m${t}`] } });
+      events.push({ seq: events.length, type: 'turn/end', payload: { stopReason: 'completed', output: [{ type: 'text', text: 'done' }], consumed: [`m${t}`], usage: { inputTokens: 1000, outputTokens: 200 } } });
+    }
+    const kids = depth < 3 ? Array.from({ length: 10 }, (_, i) => `${id}.${i}`) : [];
+    for (const [i, kid] of kids.entries()) {
+      events.push({ seq: events.length, type: 'subagent/catalog', payload: { version: 3, childId: kid, childCreatedAt: 1, mode: 'continuable', label: 'task', name: `agent-${i + 1}` } });
+    }
+    await store.append(id, events);
+    for (const kid of kids) {
+      members += 1;
+      await write(kid, id, depth + 1);
+    }
+  };
+  await write('root', undefined, 0);
+  return { store, members };
+}
+const open = (store) => async () => {
+  const runtime = new SubagentRuntime({ store, host: { runTurn: () => ({}) }, recovery: 'off' });
+  await runtime.openRoot({ sessionId: 'root' });
+};
+const { store: plainTree, members } = await buildTree(undefined);
+const { store: budgetTree } = await buildTree({ tokens: 10_000_000 });
+const openPlainMs = await time(RUNS, open(plainTree));
+const openBudgetMs = await time(RUNS, open(budgetTree));
+console.log(`budgets: opening the root of a ${members}-member cold tree: ${openPlainMs.toFixed(2)} ms unbudgeted, ${openBudgetMs.toFixed(2)} ms with a budget (its spent read in one listing)`);
+record('budget.open.plain', openPlainMs);
+record('budget.open.budgeted', openBudgetMs);
