@@ -291,3 +291,31 @@ fn a_model_sets_a_budget_with_spawn_agent_and_reads_what_is_left_in_list_agents(
         "\"lead\" cannot start a child: the budget of \"lead\" (spawns 3) is spent. Finish with what you have: only the host can raise a budget."
     );
 }
+
+#[test]
+fn input_a_spent_budget_parked_runs_after_a_restart_that_raised_it() {
+    let h = Harness::wide();
+    let root = open(&h, Some(turns(1)));
+    h.host.hold("a");
+    let a = start(&h, &root, "a", None).unwrap();
+    h.settle();
+    prompt(&h, &root, "a", "more").unwrap();
+    h.host.open("a");
+    h.settle();
+    assert_eq!(h.run(a.result()).unwrap().stop_reason, "budget-exhausted");
+    let options = || RuntimeOptions { max_depth: 4, capacity: 32, ..RuntimeOptions::default() };
+    // A new runtime over the same budget: still spent, the input stays parked.
+    let same = Harness::over(h.store.clone(), "b", options());
+    let root2 = open(&same, Some(turns(1)));
+    same.settle();
+    assert!(same.host.turns_of("a").is_empty());
+    let rt = same.rt.clone();
+    same.run(async move { rt.close_root(&root2).await.unwrap() });
+    // One that opens the root with a larger budget: open-time recovery runs what waited.
+    let raised = Harness::over(h.store.clone(), "c", options());
+    open(&raised, Some(turns(5)));
+    raised.settle();
+    let seen = raised.host.turns_of("a");
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].input, ["more"]);
+}

@@ -287,6 +287,19 @@ impl Runtime {
         Ok((effective, spent, rows, logs))
     }
 
+    /// Whether no budget on the chain of `rows[index]` (a listing from
+    /// `root_id`) is spent: its input parked by a spent budget may run.
+    pub(crate) fn has_room(&self, root_id: &str, rows: &[Row], index: usize) -> bool {
+        let mut chain = vec![rows[index].id()];
+        let mut parent = rows[index].parent_id();
+        while let Some(p) = rows[..index].iter().rposition(|r| r.id() == parent) {
+            chain.push(rows[p].id());
+            parent = rows[p].parent_id();
+        }
+        chain.push(root_id);
+        self.with_budgets(root_id, |l| l.exhausted(&chain, false)).flatten().is_none()
+    }
+
     /// After a budget changed: resident members parked by a spent budget
     /// whose chain has room now run again; cold ones whose last stop was
     /// `budget-exhausted` are resumed (their pending input then runs).
@@ -298,20 +311,9 @@ impl Runtime {
                 self.kick(&m);
             }
         }
-        let index: HashMap<&str, usize> = rows.iter().enumerate().map(|(i, r)| (r.id(), i)).collect();
         for (i, row) in rows.iter().enumerate() {
             let exhausted = logs.get(row.id()).is_some_and(|l| l.exhausted);
-            if !exhausted || self.0.state.borrow().members.contains_key(row.id()) {
-                continue;
-            }
-            let mut chain = vec![row.id()];
-            let mut parent = row.parent_id();
-            while let Some(&p) = index.get(parent) {
-                chain.push(rows[p].id());
-                parent = rows[p].parent_id();
-            }
-            chain.push(root_id);
-            if self.with_ledger(root_id, |l| l.exhausted(&chain, false)).flatten().is_some() {
+            if !exhausted || self.0.state.borrow().members.contains_key(row.id()) || !self.has_room(root_id, rows, i) {
                 continue;
             }
             // Released at once: the release moves it on (runs its input, or settles again if still spent).

@@ -115,9 +115,12 @@ impl Runtime {
                 }
                 let Some(events) = events else { continue };
                 let inherited = event::inherited_event_count(&events);
-                // Parked input waits for a waking send, across a restart too.
+                // Parked input waits for a waking send, across a restart too;
+                // input a spent budget parked runs once its budgets have room.
+                let stopped = super::last_stop(&events, inherited) == Some(crate::core::result::stop::BUDGET_EXHAUSTED);
+                let waits = super::parked(&events, inherited) && !(stopped && self.has_room(root_id, &rows, index));
                 let needs = super::lost_turn(&events, inherited).is_some()
-                    || (!super::parked(&events, inherited) && !super::deliver::pending_messages(&events).is_empty());
+                    || (!waits && !super::deliver::pending_messages(&events).is_empty());
                 if needs && !self.0.state.borrow().members.contains_key(rows[index].id()) {
                     // Released at once: the release moves it on (runs its input or settles).
                     drop(self.resume_row(root_id, &rows, index, &never).await);
