@@ -42,8 +42,10 @@ impl Runtime {
             Step::Settle => return self.close(member, false),
             Step::Idle => {
                 if gate == Gate::Wait {
-                    // The next end of a reserved turn kicks the members that wait.
+                    // The next end of a reserved turn kicks the members that wait;
+                    // meanwhile a turn waiting for a quiet tree may find it quiet now.
                     self.with_ledger(&member.root_id, |l| l.waiting = true);
+                    self.wake_quiet_waiter(&member.root_id);
                 }
                 return;
             }

@@ -980,7 +980,7 @@ impl Runtime {
         let m = st.members.get(session_id)?;
         let s = m.state.borrow();
         Some(format!(
-            "phase {:?}, inbox {}, turn {}, parked {} (in log {}), input closed {}, writes {}, holds {}, live children {}, reservations {}, last {}",
+            "phase {:?}, inbox {}, turn {}, parked {} (in log {}), input closed {}, writes {}, holds {}, live children {}, reservations {}, last {}, waiting {}, budget wait {}, exhausted {}",
             s.phase,
             s.inbox.len(),
             s.turn.is_some(),
@@ -992,6 +992,9 @@ impl Runtime {
             s.live_children,
             st.reservations.get(session_id).map_or(0, |r| r.len()),
             s.last.is_some(),
+            s.waiting.is_some(),
+            s.budget_wait,
+            s.exhausted,
         ))
     }
 
