@@ -72,6 +72,23 @@ export async function mockOpenAI(respond) {
       res.end(answer.raw ?? JSON.stringify(answer.body ?? {}));
       return;
     }
+    if (body?.stream === true && !answer?.json) {
+      // Server-Sent Events: the answer's chunks (or `sse`, as given), then `[DONE]`
+      // unless `done: false`; `stall` keeps the connection open after them.
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      // Resolves when the client's connection closes: `true` when that was before the stream's end.
+      record.closed = new Promise((resolve) => res.on('close', () => resolve(!res.writableFinished)));
+      const events = answer?.sse ?? streamed(answer, body);
+      for (const e of events) {
+        if (res.destroyed) return;
+        res.write(typeof e === 'string' ? e : `data: ${JSON.stringify(e)}\n\n`);
+        if (answer?.gapMs) await new Promise((r) => setTimeout(r, answer.gapMs).unref());
+      }
+      if (answer?.stall) return;
+      if (answer?.done !== false) res.write('data: [DONE]\n\n');
+      res.end();
+      return;
+    }
     const choice = { index: 0, message: { role: 'assistant', content: null, ...answer.message }, finish_reason: answer.finish_reason ?? 'stop' };
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ id: `cmpl-${requests.length}`, object: 'chat.completion', model: body?.model, choices: [choice], usage: answer.usage ?? { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }));
@@ -88,6 +105,33 @@ export async function mockOpenAI(respond) {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A mock answer `{ message, finish_reason?, usage? }` as the chunks a
+ * streaming server sends: the role, the content in two deltas, each tool
+ * call (its arguments in two pieces), the finish reason, then the usage.
+ */
+export function streamed(answer, body) {
+  const id = 'cmpl-stream';
+  const chunk = (delta, finish_reason = null) => ({ id, object: 'chat.completion.chunk', model: body?.model, choices: [{ index: 0, delta, finish_reason }] });
+  const out = [chunk({ role: 'assistant', content: '' })];
+  if (typeof answer?.message?.refusal === 'string') out.push(chunk({ refusal: answer.message.refusal }));
+  const content = answer?.message?.content;
+  if (typeof content === 'string' && content !== '') {
+    const half = Math.ceil(content.length / 2);
+    out.push(chunk({ content: content.slice(0, half) }));
+    if (content.length > half) out.push(chunk({ content: content.slice(half) }));
+  }
+  for (const [index, call] of (answer?.message?.tool_calls ?? []).entries()) {
+    const args = call.function.arguments;
+    const half = Math.ceil(args.length / 2);
+    out.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: args.slice(0, half) } }] }));
+    out.push(chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }));
+  }
+  out.push(chunk({}, answer?.finish_reason ?? 'stop'));
+  out.push({ id, object: 'chat.completion.chunk', model: body?.model, choices: [], usage: answer?.usage ?? { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+  return out;
 }
 
 /** A tool call as a mock model answer. */

@@ -115,7 +115,8 @@ test('finish reasons map to stop reasons; usage is summed; output is the assista
     assert.deepEqual([refused.stopReason, refused.messages], ['refusal', ['I will not.']]);
     const body = mock.requests[0].body;
     assert.equal(body.model, 'm');
-    assert.equal(body.stream, false);
+    assert.equal(body.stream, true, 'streamed by default');
+    assert.deepEqual(body.stream_options, { include_usage: true });
     assert.equal(body.tools, undefined, 'no tools: no tools field');
     assert.deepEqual(body.messages.map((m) => m.role), ['system', 'user']);
     assert.match(body.messages[0].content, /You are agent lead/);
@@ -207,7 +208,8 @@ test('failures end with error and a diagnostic free of the key and the request b
     return typeof a === 'function' ? a(record) : a;
   });
   try {
-    const host = new OpenAIHost({ baseUrl: mock.baseUrl, apiKey: KEY, model: 'm', retries: 0 });
+    // Non-streamed requests: these are the JSON answers' failures (streams have their own tests).
+    const host = new OpenAIHost({ baseUrl: mock.baseUrl, apiKey: KEY, model: 'm', retries: 0, stream: false });
     const diagnostics = [];
     for (let k = 0; k < leaky.length; k++) {
       const out = await host.runTurn(fakeTurn({ inputText: [SECRET_PROMPT] }));
@@ -275,7 +277,7 @@ test('a key echoed back masked or upper-cased, or a hostile reason phrase, never
   let i = 0;
   const mock = await mockOpenAI(() => echoes[i++]);
   try {
-    const host = new OpenAIHost({ baseUrl: mock.baseUrl, apiKey: key, model: 'm', retries: 0 });
+    const host = new OpenAIHost({ baseUrl: mock.baseUrl, apiKey: key, model: 'm', retries: 0, stream: false });
     for (let k = 0; k < echoes.length; k++) {
       const out = await host.runTurn(fakeTurn());
       assert.equal(out.stopReason, 'error');

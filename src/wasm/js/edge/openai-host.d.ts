@@ -53,10 +53,22 @@ export interface OpenAIHostOptions {
   temperature?: number;
   /** Sent as `max_tokens` (lowered to what a budgeted turn's `turn.budget.tokens` leaves). */
   maxTokens?: number;
-  /** Extra request body fields (`model`, `messages`, `tools`, `stream` are the host's). */
+  /** Extra request body fields (`model`, `messages`, `tools`, `stream`, `stream_options` are the host's). */
   params?: Record<string, unknown>;
   /** Extra request headers. */
   headers?: Record<string, string>;
+  /**
+   * Stream each request (default `true`: `stream: true` with
+   * `stream_options.include_usage`): text and reasoning deltas go to
+   * `turn.emit` as they arrive. A server answering a streamed request with
+   * HTTP 400 gets it once more without streaming, and is not asked to stream
+   * again; one that answers JSON anyway is read as JSON.
+   */
+  stream?: boolean;
+  /** A request that sends nothing for this long fails the turn (`error`); each chunk restarts the clock. Default 60,000 ms. */
+  timeoutMs?: number;
+  /** The most one answer may take, streamed or not; past it the turn fails, "too large". Default 8 MiB (at least 1,024). */
+  maxResponseBytes?: number;
   /** Retries of 429, 5xx and network failures (default 2). */
   retries?: number;
   /** First retry delay in ms, doubled each time (default 500; `Retry-After` wins, up to 10 s). */
@@ -69,7 +81,9 @@ export type OpenAIHostUsage = Usage;
 
 /**
  * An `AgentHost` running each turn as a tool-calling loop against a
- * chat-completions endpoint: the member's tools are function tools, steered
+ * chat-completions endpoint, streamed (deltas to `turn.emit`, the output
+ * their concatenation, usage from the last chunk; a cut or malformed stream
+ * fails the turn): the member's tools are function tools, steered
  * messages join at each step, `turn.signal` aborts the request in flight
  * (`aborted`), finish reasons map to stop reasons (`stop` -> `completed`,
  * `length` -> `max-tokens`, `content_filter` -> `refusal`), and failures end

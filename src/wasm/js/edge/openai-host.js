@@ -17,6 +17,17 @@
 // ask for at most `maxToolCallsPerReply` tool calls (unset: the turn's
 // `toolCallsPerReply`, the runtime's `limits.toolCallsPerReply`, default 64):
 // a reply asking for more runs none of them and ends the turn with `error`.
+//
+// Requests stream by default (`stream: true`, `stream_options.include_usage`):
+// the Server-Sent Events are parsed as they arrive, each text (and reasoning)
+// delta goes to `turn.emit` in order, and the step's text is their
+// concatenation; the last chunk's `usage` is the step's. A stream cut before
+// its end, or an event that is not JSON, fails the step (its unfinished text
+// is never output); a server that answers JSON anyway is read as JSON; one
+// that refuses a streamed request (HTTP 400) gets that request once more
+// without streaming, and this host stops asking it to stream. No byte for
+// `timeoutMs` fails the request, and an answer over `maxResponseBytes` is
+// "too large", never read whole.
 import { SubagentError } from '__SNIPPET__';
 
 const DEFAULT_MAX_STEPS = 16;
@@ -40,6 +51,8 @@ function statusSentence(status) {
   return 'the endpoint gave an unexpected answer';
 }
 const DEFAULT_HISTORY_TURNS = 20;
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 const DETAIL_LIMIT = 300;
 const MESSAGE = 'message/input';
 const TURN_END = 'turn/end';
@@ -129,6 +142,9 @@ export class OpenAIHost {
   #params;
   #retries;
   #retryDelayMs;
+  #stream;
+  #timeoutMs;
+  #maxResponseBytes;
   #memory = new Map(); // sessionId -> [{ role, content }] (history: 'memory')
 
   constructor(options) {
@@ -174,10 +190,18 @@ export class OpenAIHost {
     const params = { ...(o.params ?? {}) };
     if (o.temperature !== undefined) params.temperature = o.temperature;
     if (o.maxTokens !== undefined) params.max_tokens = o.maxTokens;
-    for (const reserved of ['model', 'messages', 'tools', 'stream']) delete params[reserved];
+    for (const reserved of ['model', 'messages', 'tools', 'stream', 'stream_options']) delete params[reserved];
     this.#params = params;
     this.#retries = o.retries ?? 2;
     this.#retryDelayMs = o.retryDelayMs ?? 500;
+    if (o.stream !== undefined && typeof o.stream !== 'boolean') throw configError('stream must be a boolean');
+    this.#stream = o.stream ?? true;
+    const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) throw configError('timeoutMs must be a positive integer (milliseconds)');
+    this.#timeoutMs = timeoutMs;
+    const maxBytes = o.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 1024) throw configError('maxResponseBytes must be an integer of at least 1024');
+    this.#maxResponseBytes = maxBytes;
   }
 
   /** The endpoint turns are sent to (`<baseUrl>/chat/completions`). */
@@ -245,7 +269,7 @@ export class OpenAIHost {
       }
       let reply;
       try {
-        reply = await this.#complete(messages, toolSpecs, signal, usage, cap);
+        reply = await this.#complete(messages, toolSpecs, signal, usage, cap, turn);
       } catch (e) {
         if (signal.aborted) return end('aborted');
         if (e instanceof Failure) return end('error', { diagnostic: e.diagnostic });
@@ -335,18 +359,26 @@ export class OpenAIHost {
     return out;
   }
 
-  /** One chat completion, with retries of 429/5xx and network failures. */
-  async #complete(messages, toolSpecs, signal, usage, cap) {
-    const body = { ...this.#params, model: this.#model, messages, stream: false };
-    if (cap !== undefined) body.max_tokens = typeof body.max_tokens === 'number' ? Math.min(body.max_tokens, cap) : cap;
-    if (toolSpecs.length > 0) body.tools = toolSpecs;
-    const payload = JSON.stringify(body);
+  /**
+   * One chat completion, with retries of 429/5xx and network failures:
+   * streamed (its deltas emitted on `turn`) unless this host does not stream.
+   */
+  async #complete(messages, toolSpecs, signal, usage, cap, turn) {
+    const base = { ...this.#params, model: this.#model, messages };
+    if (cap !== undefined) base.max_tokens = typeof base.max_tokens === 'number' ? Math.min(base.max_tokens, cap) : cap;
+    if (toolSpecs.length > 0) base.tools = toolSpecs;
+    let streaming = this.#stream;
+    let refused = false;
     for (let attempt = 0; ; attempt++) {
+      const body = streaming ? { ...base, stream: true, stream_options: { include_usage: true } } : { ...base, stream: false };
+      const watch = new Watch(signal, this.#timeoutMs);
       let response;
       try {
-        response = await this.#fetch(this.#endpoint, { method: 'POST', headers: this.#headers, body: payload, signal });
+        response = await this.#fetch(this.#endpoint, { method: 'POST', headers: this.#headers, body: JSON.stringify(body), signal: watch.signal });
       } catch (e) {
+        watch.stop();
         if (signal.aborted) throw e;
+        if (watch.timedOut) throw new Failure(`the model endpoint sent nothing for ${this.#timeoutMs} ms (timeoutMs)`);
         if (attempt < this.#retries) {
           await sleep(this.#retryDelayMs * 2 ** attempt, signal);
           continue;
@@ -354,11 +386,19 @@ export class OpenAIHost {
         throw new Failure(`the model endpoint could not be reached (${errorName(e)})`);
       }
       if (!response.ok) {
+        watch.stop();
         // The body is never read into a diagnostic: free the connection.
         try {
           await response.body?.cancel?.();
         } catch {
           // nothing to free
+        }
+        // A server that refuses to stream gets this request once more, not streamed
+        // (and, once that is answered, this host no longer asks it to stream).
+        if (streaming && response.status === 400) {
+          streaming = false;
+          refused = true;
+          continue;
         }
         const retryable = response.status === 429 || response.status >= 500;
         if (retryable && attempt < this.#retries) {
@@ -371,20 +411,209 @@ export class OpenAIHost {
         const status = Number.isSafeInteger(response.status) ? response.status : 0;
         throw new Failure(`the model endpoint answered HTTP ${status}: ${statusSentence(status)}`);
       }
-      let data;
       try {
-        data = await response.json();
+        const type = String(response.headers.get('content-type') ?? '');
+        if (/^text\/event-stream/i.test(type)) return await this.#readStream(response, watch, usage, turn);
+        const reply = await this.#readJson(response, watch, usage);
+        if (refused) this.#stream = false;
+        return reply;
       } catch (e) {
         if (signal.aborted) throw e;
-        throw new Failure('the model endpoint answered with something that is not JSON');
+        if (watch.timedOut) throw new Failure(`the model endpoint sent nothing for ${this.#timeoutMs} ms (timeoutMs)`);
+        if (e instanceof Failure) throw e;
+        throw new Failure(`the model endpoint's answer could not be read (${errorName(e)})`);
+      } finally {
+        watch.stop();
       }
-      addUsage(usage, data?.usage);
-      const choice = Array.isArray(data?.choices) ? data.choices[0] : undefined;
-      if (!choice || typeof choice.message !== 'object' || choice.message === null) {
-        throw new Failure('the model endpoint answered without a chat completion choice');
-      }
-      return { message: choice.message, finish: choice.finish_reason ?? null };
     }
+  }
+
+  /** A non-streamed answer: read up to `maxResponseBytes`, then parsed. */
+  async #readJson(response, watch, usage) {
+    const chunks = [];
+    const decoder = new TextDecoder();
+    let bytes = 0;
+    await eachChunk(response, watch, (chunk) => {
+      bytes += chunk.byteLength;
+      if (bytes > this.#maxResponseBytes) throw this.#tooLarge();
+      chunks.push(decoder.decode(chunk, { stream: true }));
+    });
+    chunks.push(decoder.decode());
+    let data;
+    try {
+      data = JSON.parse(chunks.join(''));
+    } catch {
+      throw new Failure('the model endpoint answered with something that is not JSON');
+    }
+    addUsage(usage, data?.usage);
+    const choice = Array.isArray(data?.choices) ? data.choices[0] : undefined;
+    if (!choice || typeof choice.message !== 'object' || choice.message === null) {
+      throw new Failure('the model endpoint answered without a chat completion choice');
+    }
+    return { message: choice.message, finish: choice.finish_reason ?? null };
+  }
+
+  /**
+   * A streamed answer: Server-Sent Events parsed as they arrive (one line
+   * buffered at a time, at most `maxResponseBytes` in all), each text or
+   * reasoning delta emitted on the turn in order; tool calls assembled by
+   * index; the last `usage` counted once the stream ends with `[DONE]`.
+   */
+  async #readStream(response, watch, usage, turn) {
+    const decoder = new TextDecoder();
+    // Best effort: a part the runtime refuses (over 64 KiB, the turn over) is not the answer's loss.
+    const emit = (part) => {
+      try {
+        turn?.emit?.(part);
+      } catch {
+        // the text still joins the answer
+      }
+    };
+    let bytes = 0;
+    let pending = '';
+    let data = [];
+    let text = '';
+    let refusal = '';
+    let finish = null;
+    let done = false;
+    let lastUsage;
+    const calls = new Map(); // index -> the call its deltas assemble
+    const event = () => {
+      const payload = data.join('\n');
+      data = [];
+      if (payload === '' || done) return;
+      if (payload.trim() === '[DONE]') {
+        done = true;
+        return;
+      }
+      let chunk;
+      try {
+        chunk = JSON.parse(payload);
+      } catch {
+        throw new Failure('the model stream sent an event that is not JSON');
+      }
+      if (chunk?.error) throw new Failure('the model endpoint reported an error in the middle of its stream');
+      if (chunk?.usage) lastUsage = chunk.usage;
+      const choice = Array.isArray(chunk?.choices) ? chunk.choices[0] : undefined;
+      if (!choice) return;
+      const delta = choice.delta ?? {};
+      const reasoning = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : typeof delta.reasoning === 'string' ? delta.reasoning : '';
+      if (reasoning !== '') emit({ type: 'reasoning-delta', text: reasoning });
+      if (typeof delta.content === 'string' && delta.content !== '') {
+        text += delta.content;
+        emit({ type: 'text-delta', text: delta.content });
+      }
+      if (typeof delta.refusal === 'string') refusal += delta.refusal;
+      for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+        const i = Number.isSafeInteger(call?.index) ? call.index : calls.size;
+        if (!calls.has(i)) calls.set(i, { id: '', type: 'function', function: { name: '', arguments: '' } });
+        const slot = calls.get(i);
+        if (typeof call.id === 'string') slot.id = call.id;
+        if (typeof call.function?.name === 'string') slot.function.name += call.function.name;
+        if (typeof call.function?.arguments === 'string') slot.function.arguments += call.function.arguments;
+      }
+      if (typeof choice.finish_reason === 'string') finish = choice.finish_reason;
+    };
+    const line = (l) => {
+      if (l === '') return event();
+      if (l.startsWith(':')) return; // a comment (keep-alive)
+      const colon = l.indexOf(':');
+      const field = colon < 0 ? l : l.slice(0, colon);
+      let value = colon < 0 ? '' : l.slice(colon + 1);
+      if (value.startsWith(' ')) value = value.slice(1);
+      if (field === 'data') data.push(value);
+    };
+    // Lines are cut where they end (CRLF, CR or LF); the search resumes where the last one stopped.
+    const eol = /\r\n|\r|\n/g;
+    let scanned = 0;
+    await eachChunk(response, watch, (chunk) => {
+      bytes += chunk.byteLength;
+      if (bytes > this.#maxResponseBytes) throw this.#tooLarge();
+      pending += decoder.decode(chunk, { stream: true });
+      let start = 0;
+      eol.lastIndex = scanned;
+      for (let m = eol.exec(pending); m !== null; m = eol.exec(pending)) {
+        if (m[0] === '\r' && m.index + 1 === pending.length) break; // its LF may come next
+        line(pending.slice(start, m.index));
+        start = m.index + m[0].length;
+      }
+      pending = pending.slice(start);
+      scanned = pending.endsWith('\r') ? pending.length - 1 : pending.length;
+    });
+    pending += decoder.decode();
+    if (pending !== '') line(pending.replace(/\r$/, ''));
+    event();
+    // Ended without `[DONE]` or a finish reason: cut short, and its unfinished text is not an answer.
+    if (!done && finish === null) throw new Failure('the model stream ended before its answer did');
+    addUsage(usage, lastUsage);
+    const message = { role: 'assistant', content: text };
+    if (refusal !== '') message.refusal = refusal;
+    const toolCalls = [...calls].sort((a, b) => a[0] - b[0]).map(([, call]) => call);
+    if (toolCalls.length > 0) message.tool_calls = toolCalls;
+    return { message, finish };
+  }
+
+  #tooLarge() {
+    return new Failure(`the model endpoint's answer is too large (over maxResponseBytes, ${this.#maxResponseBytes} bytes)`);
+  }
+}
+
+/**
+ * A request's signal: the turn's, or a timeout once nothing arrived for
+ * `ms` (each chunk read restarts the clock).
+ */
+class Watch {
+  constructor(signal, ms) {
+    this.controller = new AbortController();
+    this.signal = this.controller.signal;
+    this.timedOut = false;
+    this.ms = ms;
+    this.onAbort = () => this.controller.abort(signal.reason);
+    this.source = signal;
+    if (signal.aborted) this.controller.abort(signal.reason);
+    else signal.addEventListener('abort', this.onAbort, { once: true });
+    this.timer = undefined;
+    this.touch();
+  }
+
+  touch() {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.controller.abort();
+    }, this.ms);
+  }
+
+  stop() {
+    clearTimeout(this.timer);
+    this.source.removeEventListener('abort', this.onAbort);
+  }
+}
+
+/** Reads a response body chunk by chunk (the watch's clock restarts on each); stops reading on abort. */
+async function eachChunk(response, watch, onChunk) {
+  const body = response.body;
+  if (!body || typeof body.getReader !== 'function') {
+    const buffer = new Uint8Array(await response.arrayBuffer());
+    onChunk(buffer);
+    return;
+  }
+  const reader = body.getReader();
+  const cancel = () => reader.cancel().catch(() => {});
+  watch.signal.addEventListener('abort', cancel, { once: true });
+  try {
+    for (;;) {
+      if (watch.signal.aborted) throw new Failure('aborted');
+      const { done, value } = await reader.read();
+      if (done) return;
+      watch.touch();
+      if (value && value.byteLength > 0) onChunk(value);
+    }
+  } catch (e) {
+    cancel();
+    throw e;
+  } finally {
+    watch.signal.removeEventListener('abort', cancel);
   }
 }
 
