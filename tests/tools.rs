@@ -373,3 +373,48 @@ fn list_agents_headers_agree_in_number() {
         .unwrap();
     assert_eq!(headers, ["1 descendant of lead", "1 child of lead"]);
 }
+
+/// `toolsFor(agent, { only, except })` (issue 48): a model gets only the chosen
+/// tools, they still work, a tool left out is refused like an unknown one,
+/// and a name that is no tool is an error, not a tool silently missing.
+#[test]
+fn a_member_s_tools_can_be_narrowed_and_the_chosen_ones_still_work() {
+    use subagent_tree::runtime::tools::ToolChoice;
+    let (exec, rt) = replying_runtime("c");
+    let r = rt.clone();
+    let root = exec.run_until(async move { r.open_root(Some("root".into()), None).await.unwrap() }).unwrap();
+    let names = |choice: &ToolChoice| -> Vec<String> {
+        rt.tools_for(&root).unwrap().select(choice).unwrap().specs().iter().map(|s| s.name.clone()).collect()
+    };
+    let only = ToolChoice { only: Some(vec!["spawn_agent".into(), "list_agents".into()]), except: vec![] };
+    assert_eq!(names(&only), ["spawn_agent", "list_agents"]);
+    let except = ToolChoice {
+        only: None,
+        except: vec!["fork_agent".into(), "task_create".into(), "task_list".into(), "task_update".into()],
+    };
+    assert_eq!(names(&except), ["spawn_agent", "send_message", "interrupt_agent", "list_agents"]);
+    let typo = ToolChoice { only: Some(vec!["spawn_agnet".into()]), except: vec![] };
+    let e = rt.tools_for(&root).unwrap().select(&typo).err().unwrap();
+    assert_eq!(e.code, subagent_tree::ErrorCode::InvalidArgument);
+    assert!(
+        e.message.starts_with(
+            "only names \"spawn_agnet\", which is not one of the tools: spawn_agent, fork_agent, send_message"
+        ),
+        "{}",
+        e.message
+    );
+    let tools = rt.tools_for(&root).unwrap().select(&only).unwrap();
+    let (call, refused) = exec
+        .run_until(async move {
+            let started = tools
+                .call("spawn_agent", &v(json!({"description": "d", "prompt": "p", "name": "chosen"})), &Signal::never())
+                .await;
+            let refused =
+                tools.call("send_message", &v(json!({"agent": "chosen", "message": "hi"})), &Signal::never()).await;
+            (started, refused)
+        })
+        .unwrap();
+    assert!(!call.is_error, "{}", call.content);
+    assert!(refused.is_error);
+    assert_eq!(refused.content, "there is no tool named \"send_message\"");
+}

@@ -81,7 +81,47 @@ impl Runtime {
     }
 }
 
+/// Which of a member's tools a model gets: `only` these (when set), then
+/// none of `except`. Every name must be one of the runtime's tools (a
+/// delegation tool of a registered provider, or a fixed one), so a typo is
+/// an error, not a tool silently missing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolChoice {
+    pub only: Option<Vec<String>>,
+    pub except: Vec<String>,
+}
+
 impl Toolset {
+    /// These tools narrowed to `choice`; a tool left out is refused like an
+    /// unknown one if called by name.
+    pub fn select(mut self, choice: &ToolChoice) -> Result<Toolset> {
+        let known: Vec<String> = self
+            .runtime
+            .provider_names()
+            .iter()
+            .filter_map(|n| self.runtime.get_provider(n))
+            .map(|p| delegate_spec(&*p).name)
+            .chain([SEND_MESSAGE, INTERRUPT_AGENT, LIST_AGENTS, TASK_CREATE, TASK_LIST, TASK_UPDATE].map(str::to_owned))
+            .collect();
+        for (field, names) in [("only", choice.only.as_deref().unwrap_or_default()), ("except", &choice.except[..])] {
+            if let Some(unknown) = names.iter().find(|n| !known.contains(n)) {
+                return Err(crate::err!(
+                    InvalidArgument,
+                    "{field} names {}, which is not one of the tools: {}",
+                    quote(unknown),
+                    known.join(", ")
+                ));
+            }
+        }
+        let keep = |name: &str| {
+            choice.only.as_ref().is_none_or(|only| only.iter().any(|n| n == name))
+                && !choice.except.iter().any(|n| n == name)
+        };
+        self.specs.retain(|s| keep(&s.name));
+        self.delegates.retain(|(n, _)| keep(n));
+        Ok(self)
+    }
+
     pub fn specs(&self) -> &[ToolSpec] {
         &self.specs
     }
@@ -96,6 +136,9 @@ impl Toolset {
     /// signalled, so a turn stopped mid-call does not leave a start or a
     /// message of it going on.
     pub async fn call(&self, tool: &str, input: &Value, signal: &Signal) -> ToolResult {
+        if !self.specs.iter().any(|s| s.name == tool) {
+            return ToolResult::error(format!("there is no tool named {}", quote(tool)));
+        }
         if input.as_object().is_none() {
             return ToolResult::error(format!("{tool} takes a JSON object of arguments, not {}", input.kind()));
         }

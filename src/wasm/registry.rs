@@ -138,7 +138,7 @@ pub(super) fn dispatch(op: &str, args: &Array) -> Result<JsValue> {
             })
             .into())
         }
-        "toolsFor" => tools_for(&rt, rt_id, &arg(1)),
+        "toolsFor" => tools_for(&rt, rt_id, &arg(1), &arg(2)),
         "callTool" => Ok(call_tool(&rt, rt_id, &arg(1), &arg(2), &arg(3), &arg(4)).into()),
         "unsubscribe" => {
             rt.unsubscribe(arg(1).as_f64().unwrap_or(0.0) as u64);

@@ -795,8 +795,12 @@ impl JsRuntime {
 
     /// The model-facing tools of a live member.
     #[wasm_bindgen(js_name = toolsFor, unchecked_return_type = "Tool[]")]
-    pub fn tools_for(&self, #[wasm_bindgen(unchecked_param_type = "Agent")] agent: JsValue) -> JsResult<JsValue> {
-        tools_for(&self.rt, self.id, &agent).map_err(to_js)
+    pub fn tools_for(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Agent")] agent: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ToolChoice")] options: Option<JsValue>,
+    ) -> JsResult<JsValue> {
+        tools_for(&self.rt, self.id, &agent, &options.unwrap_or(JsValue::UNDEFINED)).map_err(to_js)
     }
 
     /// Names of the registered providers, in registration order.

@@ -2,17 +2,28 @@
 //! always resolves to a tool result (bad input, options or handles included).
 
 use super::args::link_signal_or_options;
-use super::convert::{set, string_arg, value_to_js, value_within, Budget};
+use super::convert::{option, options_arg, set, string_arg, strings_arg, value_to_js, value_within, Budget};
 use super::future_to_promise;
 use super::handles::{agent_from_js, make_tools};
 use crate::core::error::{ErrorCode, Result};
+use crate::runtime::tools::ToolChoice;
 use crate::runtime::Runtime;
 use js_sys::{Array, Object, Promise};
 use wasm_bindgen::prelude::*;
 
-pub(super) fn tools_for(rt: &Runtime, rt_id: u32, agent_js: &JsValue) -> Result<JsValue> {
+/// `{ only?, except? }`: tool names to keep, then to leave out.
+fn choice_arg(options: &JsValue) -> Result<ToolChoice> {
+    let options = options_arg(options, "options")?;
+    let names = |key: &str| -> Result<Option<Vec<String>>> {
+        option(options.as_ref(), key, "options")?.map(|v| strings_arg(&v, &format!("options.{key}"))).transpose()
+    };
+    Ok(ToolChoice { only: names("only")?, except: names("except")?.unwrap_or_default() })
+}
+
+pub(super) fn tools_for(rt: &Runtime, rt_id: u32, agent_js: &JsValue, options: &JsValue) -> Result<JsValue> {
     let agent = agent_from_js(rt, rt_id, agent_js, "agent", ErrorCode::Unauthorized)?;
-    let tools = rt.tools_for(&agent)?;
+    let choice = choice_arg(options)?;
+    let tools = rt.tools_for(&agent)?.select(&choice)?;
     let specs: Array = tools
         .specs()
         .iter()

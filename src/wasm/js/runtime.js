@@ -139,6 +139,8 @@ export function makeTurn(cap, runtime, turn, agent, incarnation, turnId) {
       return tools;
     },
   });
+  // The member's tools narrowed to `{ only?, except? }` (what a host configured).
+  own(turn, 'toolsFor', (options) => dispatch('toolsFor', runtime, agent, options));
   return freeze(turn);
 }
 

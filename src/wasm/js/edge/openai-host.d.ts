@@ -4,7 +4,7 @@
  *
  * @module subagent-tree/openai-host
  */
-import type { AbortSignalLike, AgentHost, AgentTurn, AgentTurnOutcome, SessionStore, Usage } from '../index.js';
+import type { AbortSignalLike, AgentHost, AgentTurn, AgentTurnOutcome, SessionStore, ToolChoice, Usage } from '../index.js';
 
 /** What the host calls `fetch` with (a `RequestInit` where the platform declares one). */
 export interface OpenAIFetchInit {
@@ -69,6 +69,8 @@ export interface OpenAIHostOptions {
   timeoutMs?: number;
   /** The most one answer may take, streamed or not; past it the turn fails, "too large". Default 8 MiB (at least 1,024). */
   maxResponseBytes?: number;
+  /** Which of the member's tree tools the model gets (`{ only?, except? }`, as `runtime.toolsFor`); default all. */
+  treeTools?: ToolChoice;
   /** Retries of 429, 5xx and network failures (default 2). */
   retries?: number;
   /** First retry delay in ms, doubled each time (default 500; `Retry-After` wins, up to 10 s). */

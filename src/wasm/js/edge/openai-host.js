@@ -143,6 +143,7 @@ export class OpenAIHost {
   #retries;
   #retryDelayMs;
   #stream;
+  #treeTools;
   #timeoutMs;
   #maxResponseBytes;
   #memory = new Map(); // sessionId -> [{ role, content }] (history: 'memory')
@@ -196,6 +197,10 @@ export class OpenAIHost {
     this.#retryDelayMs = o.retryDelayMs ?? 500;
     if (o.stream !== undefined && typeof o.stream !== 'boolean') throw configError('stream must be a boolean');
     this.#stream = o.stream ?? true;
+    if (o.treeTools !== undefined && (o.treeTools === null || typeof o.treeTools !== 'object')) {
+      throw configError('treeTools must be an object { only?, except? } of tool names');
+    }
+    this.#treeTools = o.treeTools;
     const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) throw configError('timeoutMs must be a positive integer (milliseconds)');
     this.#timeoutMs = timeoutMs;
@@ -241,7 +246,12 @@ export class OpenAIHost {
       if (signal.aborted) return end('aborted');
       return end('error', { diagnostic: `the conversation history could not be read (${this.#redact(describe(e))})` });
     }
-    const tools = Array.from(turn.tools ?? []);
+    let tools;
+    try {
+      tools = Array.from((this.#treeTools && turn.toolsFor ? turn.toolsFor(this.#treeTools) : turn.tools) ?? []);
+    } catch (e) {
+      return end('error', { diagnostic: `the member's tools could not be chosen (${this.#redact(describe(e))})` });
+    }
     const byName = new Map(tools.map((t) => [t.name, t]));
     const toolSpecs = tools.map((t) => ({
       type: 'function',

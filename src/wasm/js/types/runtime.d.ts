@@ -258,6 +258,8 @@ export interface AgentTurn {
   readonly agent: Agent;
   /** The member's model-facing tools. */
   readonly tools: Tool[];
+  /** The member's tools narrowed to `choice` (as `runtime.toolsFor(turn.agent, choice)`). */
+  toolsFor(choice?: ToolChoice): Tool[];
   /** Messages steered in since the last call: call at each step of the model loop. */
   takeSteered(): InboxMessage[];
   /**
@@ -290,6 +292,18 @@ export interface AgentTurnOutcome {
 }
 
 /** Runs turns of local members: the model loop belongs to the host. */
+/**
+ * Which of a member's tools a model gets: `only` these (when given), then
+ * none of `except`. Each name must be one of the runtime's tools (a
+ * registered provider's delegation tool or a fixed one): a typo is
+ * `INVALID_ARGUMENT`, not a tool silently missing. A tool left out is
+ * refused like an unknown one.
+ */
+export interface ToolChoice {
+  only?: string[];
+  except?: string[];
+}
+
 export interface AgentHost {
   runTurn(turn: AgentTurn): AgentTurnOutcome | undefined | Promise<AgentTurnOutcome | undefined>;
   /** Releases host resources when a member leaves residency. */
