@@ -166,7 +166,7 @@ cp src/wasm/js/index.d.ts "$OUT/index.d.ts"
 cp -r src/wasm/js/web "$OUT/web"   # <subagent-tree> element, IndexedDB store, TreeLock (browser)
 # Durable Object store + OpenAI-compatible model host (edge/), file store (node/):
 # they import the SubagentError class straight from the snippet (no wasm needed).
-for dir in edge node; do
+for dir in edge node ai-sdk; do
   mkdir -p "$OUT/$dir"
   for f in src/wasm/js/$dir/*; do sed -e "s#__SNIPPET__#../$snippet#" "$f" > "$OUT/$dir/${f##*/}"; done
 done

@@ -45,6 +45,13 @@ import { FileStore } from 'subagent-tree/file-store';
 console.log(SubagentRuntime, errorCodes, FileStore);`,
     options: { platform: 'node' },
   },
+
+  // The adapter entry imports the AI SDK (left to the app's bundle here); the core entries never do.
+  'ai-sdk': {
+    code: `import { aiSdkTools, aiSdkHost } from 'subagent-tree/ai-sdk';
+console.log(aiSdkTools, aiSdkHost);`,
+    options: { platform: 'neutral', conditions: ['workerd', 'worker', 'browser'], mainFields: ['module', 'main'], external: ['ai'] },
+  },
 };
 
 for (const [name, { code, options }] of Object.entries(cases)) {
@@ -65,7 +72,10 @@ for (const [name, { code, options }] of Object.entries(cases)) {
     assert.deepEqual(result.warnings.map((w) => `${w.id}: ${w.text} (${w.location?.file}:${w.location?.line})`), []);
     const inputs = Object.keys(result.metafile.inputs);
     // The bundle really is of the linked package, outside any node_modules.
-    assert.ok(inputs.some((f) => /(^|\/)subagent-tree\/subagent_tree\.js$/.test(f)), inputs.join('\n'));
+    // (The adapter entry is plain JS over the runtime the app passes it: it loads no wasm.)
+    assert.equal(inputs.some((f) => /(^|\/)subagent-tree\/subagent_tree\.js$/.test(f)), name !== 'ai-sdk', inputs.join('\n'));
     assert.deepEqual(inputs.filter((f) => f.includes('node_modules')), []);
+    const imported = Object.values(result.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path));
+    assert.equal(imported.includes('ai'), name === 'ai-sdk', `imports: ${imported.join(', ')}`);
   });
 }

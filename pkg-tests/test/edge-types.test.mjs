@@ -13,3 +13,11 @@ test('tsc --strict accepts a consumer of the edge and Node modules', async () =>
   });
   assert.equal(result.error, null, result.out);
 });
+
+test('tsc --strict accepts subagent-tree/ai-sdk with the AI SDK\'s own types', async () => {
+  const tsc = path.join(root, 'node_modules', '.bin', 'tsc');
+  const result = await new Promise((resolve) => {
+    execFile(tsc, ['-p', path.join(root, 'types-ai-sdk')], { cwd: root }, (error, stdout, stderr) => resolve({ error, out: `${stdout}${stderr}` }));
+  });
+  assert.equal(result.error, null, result.out);
+});

@@ -1,0 +1,180 @@
+// subagent-tree/ai-sdk: the tree in the Vercel AI SDK (`ai`, an optional
+// peer dependency: only this entry imports it).
+//
+// - `aiSdkTools(tools, options?)`: a member's tools (`turn.tools`,
+//   `runtime.toolsFor(agent, choice)`) as an AI SDK `ToolSet` made with
+//   `tool()` and `jsonSchema()`, to spread into `generateText({ tools })` or
+//   `streamText`. Each `execute` passes the SDK's `abortSignal` on (and
+//   `options.signal`, if given): an aborted call starts nothing. What the
+//   model reads is the tool's own text, a refusal included.
+// - `aiSdkHost({ model, ... })`: an `AgentHost` running each turn over any
+//   AI SDK `LanguageModel` with `streamText`: the member's earlier turns from
+//   its log (with `store`), its input, its tree tools (narrowed by
+//   `treeTools`) plus your `tools`; steered messages join between steps; the
+//   turn's signal aborts the call mid-stream (`aborted`); text and reasoning
+//   deltas go to `turn.emit`; usage is reported in the runtime's shape.
+import { jsonSchema, stepCountIs, streamText, tool } from 'ai';
+import { SubagentError } from '__SNIPPET__';
+import { parseStructured, priorTurns } from '../edge/history.js';
+
+const DEFAULT_MAX_STEPS = 16;
+const DEFAULT_HISTORY_TURNS = 20;
+
+function configError(message) {
+  return new SubagentError('INVALID_ARGUMENT', message);
+}
+
+/** `a` and `b` as one signal: aborted when either is. */
+function either(a, b) {
+  if (!a) return b;
+  if (!b) return a;
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any([a, b]);
+  const controller = new AbortController();
+  for (const s of [a, b]) {
+    if (s.aborted) controller.abort(s.reason);
+    else s.addEventListener('abort', () => controller.abort(s.reason), { once: true });
+  }
+  return controller.signal;
+}
+
+/**
+ * A member's tools as an AI SDK `ToolSet` (by tool name). `options.signal`
+ * joins every call's `abortSignal` (a host passes the turn's).
+ */
+export function aiSdkTools(tools, options) {
+  if (!Array.isArray(tools)) throw configError('aiSdkTools takes the member\'s tools: turn.tools or runtime.toolsFor(agent)');
+  const signal = options?.signal;
+  const set = {};
+  for (const t of tools) {
+    if (!t || typeof t.name !== 'string' || typeof t.call !== 'function') {
+      throw configError('aiSdkTools takes tools of the runtime ({ name, description, inputSchema, call })');
+    }
+    set[t.name] = tool({
+      description: t.description,
+      inputSchema: jsonSchema(t.inputSchema),
+      async execute(input, context) {
+        const aborted = either(context?.abortSignal, signal);
+        if (aborted?.aborted) return `${t.name} was not run: the call was aborted.`;
+        const result = await t.call(input, aborted ? { signal: aborted } : undefined);
+        return typeof result?.content === 'string' ? result.content : JSON.stringify(result ?? null);
+      },
+    });
+  }
+  return set;
+}
+
+/** The SDK's usage in the runtime's `Usage` shape (fields it leaves out stay out). */
+function usageOf(u) {
+  const n = (v) => (Number.isSafeInteger(v) && v >= 0 ? v : 0);
+  const usage = { inputTokens: n(u?.inputTokens), outputTokens: n(u?.outputTokens) };
+  const cacheRead = u?.inputTokenDetails?.cacheReadTokens;
+  if (cacheRead !== undefined) usage.cacheReadTokens = n(cacheRead);
+  const cacheWrite = u?.inputTokenDetails?.cacheWriteTokens;
+  if (cacheWrite !== undefined) usage.cacheWriteTokens = n(cacheWrite);
+  const reasoning = u?.outputTokenDetails?.reasoningTokens;
+  if (reasoning !== undefined) usage.reasoningTokens = n(reasoning);
+  return usage;
+}
+
+const STOPS = { stop: 'completed', 'tool-calls': 'completed', length: 'max-tokens', 'content-filter': 'refusal' };
+
+function describe(e) {
+  try {
+    if (e instanceof Error || (e && typeof e.message === 'string')) return `${e.name ?? 'Error'}: ${e.message}`;
+    return String(e);
+  } catch {
+    return 'an unknown failure';
+  }
+}
+
+/**
+ * An `AgentHost` over an AI SDK `LanguageModel`: `aiSdkHost({ model,
+ * system?, store?, historyTurns?, maxSteps?, tools?, treeTools?,
+ * ...callSettings })`, the call settings (`temperature`,
+ * `maxOutputTokens`, `providerOptions`, ...) passed to `streamText` as given.
+ */
+export function aiSdkHost(options) {
+  const o = options ?? {};
+  const { model, system, store, historyTurns, maxSteps, tools: extra, treeTools, ...settings } = o;
+  if (model === undefined || model === null) throw configError('aiSdkHost needs a model (an AI SDK LanguageModel)');
+  const steps = maxSteps ?? DEFAULT_MAX_STEPS;
+  if (!Number.isSafeInteger(steps) || steps < 1) throw configError('maxSteps must be a positive integer');
+  const turnsKept = historyTurns ?? DEFAULT_HISTORY_TURNS;
+  if (!Number.isSafeInteger(turnsKept) || turnsKept < 0) throw configError('historyTurns must be a non-negative integer');
+  if (store !== undefined && typeof store?.read !== 'function') throw configError("store must be the runtime's store");
+  if (extra !== undefined && (extra === null || typeof extra !== 'object')) throw configError('tools must be an AI SDK ToolSet');
+  if (treeTools !== undefined && (treeTools === null || typeof treeTools !== 'object')) {
+    throw configError('treeTools must be an object { only?, except? } of tool names');
+  }
+  for (const reserved of ['messages', 'prompt', 'abortSignal', 'stopWhen', 'prepareStep']) {
+    if (reserved in settings) throw configError(`${reserved} is the host's to set`);
+  }
+  return {
+    async runTurn(turn) {
+      const signal = turn.signal ?? new AbortController().signal;
+      const instructions = [typeof system === 'string' ? system : '', turn.context];
+      if (turn.outputSchema !== undefined && turn.outputSchema !== null) {
+        instructions.push(
+          `When you finish, reply with only a JSON object (no prose, no code fence) that matches this JSON Schema:\n${JSON.stringify(turn.outputSchema)}`,
+        );
+      }
+      let messages;
+      let tools;
+      try {
+        const history = store ? await priorTurns(store, turn, turnsKept, signal) : [];
+        messages = [...history, { role: 'user', content: (turn.inputText ?? []).join('\n\n') }];
+        const own = treeTools && turn.toolsFor ? turn.toolsFor(treeTools) : turn.tools ?? [];
+        tools = { ...aiSdkTools(Array.from(own), { signal }), ...(extra ?? {}) };
+      } catch (e) {
+        if (signal.aborted) return { stopReason: 'aborted' };
+        return { stopReason: 'error', diagnostic: `the turn could not be prepared (${describe(e)})` };
+      }
+      const cap = Number.isSafeInteger(turn.budget?.tokens) ? turn.budget.tokens : undefined;
+      const maxOutputTokens = cap === undefined ? settings.maxOutputTokens : Math.min(settings.maxOutputTokens ?? cap, cap);
+      try {
+        const result = streamText({
+          ...settings,
+          ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+          model,
+          system: instructions.filter((s) => s).join('\n\n'),
+          messages,
+          tools,
+          abortSignal: signal,
+          stopWhen: stepCountIs(steps),
+          // Messages steered in while the model worked join before its next step.
+          prepareStep: ({ messages: sent }) => {
+            const steered = turn.takeSteered?.() ?? [];
+            if (steered.length === 0) return undefined;
+            return { messages: [...sent, ...steered.map((m) => ({ role: 'user', content: m.text }))] };
+          },
+        });
+        let failure;
+        let finish;
+        let usage;
+        for await (const part of result.fullStream) {
+          if (part.type === 'text-delta') turn.emit?.({ type: 'text-delta', text: part.text });
+          else if (part.type === 'reasoning-delta') turn.emit?.({ type: 'reasoning-delta', text: part.text });
+          else if (part.type === 'finish') {
+            finish = part.finishReason;
+            usage = part.totalUsage;
+          } else if (part.type === 'error') failure = part.error;
+          else if (part.type === 'abort') return { stopReason: 'aborted' };
+        }
+        if (signal.aborted) return { stopReason: 'aborted' };
+        if (failure !== undefined) return { stopReason: 'error', diagnostic: `the model call failed (${describe(failure)})` };
+        const taken = await result.steps;
+        const outputs = taken.map((s) => s.text ?? '').filter((t) => t.trim() !== '');
+        const last = outputs.at(-1) ?? '';
+        const outcome = { stopReason: STOPS[finish] ?? (finish === 'error' ? 'error' : 'completed'), messages: outputs, usage: usageOf(usage) };
+        if (turn.outputSchema !== undefined && turn.outputSchema !== null) {
+          const structured = parseStructured(last);
+          if (structured !== undefined) outcome.structured = structured;
+        }
+        return outcome;
+      } catch (e) {
+        if (signal.aborted) return { stopReason: 'aborted' };
+        return { stopReason: 'error', diagnostic: `the model call failed (${describe(e)})` };
+      }
+    },
+  };
+}
