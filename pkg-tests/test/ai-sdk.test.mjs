@@ -171,3 +171,35 @@ test('aiSdkHost: an interrupt aborts the model call mid-stream and the turn ends
   assert.throws(() => aiSdkHost({ model, prompt: 'x' }), { code: 'INVALID_ARGUMENT' });
   assert.throws(() => aiSdkTools('tools'), { code: 'INVALID_ARGUMENT' });
 });
+
+test('aiSdkHost: a message steered in while the model works joins before its next step', async () => {
+  let release;
+  const gate = new Promise((resolve) => (release = resolve));
+  let started;
+  const first = new Promise((resolve) => (started = resolve));
+  const prompts = [];
+  const model = new MockLanguageModelV4({
+    doStream: async (options) => {
+      prompts.push(options.prompt);
+      if (prompts.length === 1) {
+        started();
+        await gate;
+        return streamed({ calls: [call('list_agents', {})] });
+      }
+      return streamed({ text: 'Checked both.' });
+    },
+  });
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: aiSdkHost({ model }) });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  const asked = await runtime.ask(lead, 'lead', 'Check the build.');
+  await first;
+  await runtime.prompt(lead, 'lead', 'Also check the docs.', { delivery: 'steer' });
+  release();
+  const answer = await asked.answer;
+  assert.equal(answer.stopReason, 'completed');
+  assert.equal(prompts.length, 2);
+  assert.doesNotMatch(said(prompts[0], 'user'), /Also check the docs/);
+  assert.match(said(prompts[1], 'user'), /Also check the docs\./, 'the second step sees the steered message');
+  await runtime.waitForQuiescence(lead);
+  assert.equal(runtime.isResident('root'), true);
+});
