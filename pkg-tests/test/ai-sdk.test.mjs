@@ -10,6 +10,7 @@ import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { SubagentRuntime, MemoryStore } from 'subagent-tree';
 import { scriptedHost } from 'subagent-tree/testing';
 import { aiSdkTools, aiSdkHost } from 'subagent-tree/ai-sdk';
+import { threeLevelTree, THREE_LEVELS } from './ai-sdk-tree.mjs';
 
 const usage = (input, output) => ({
   inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
@@ -202,4 +203,11 @@ test('aiSdkHost: a message steered in while the model works joins before its nex
   assert.match(said(prompts[1], 'user'), /Also check the docs\./, 'the second step sees the steered message');
   await runtime.waitForQuiescence(lead);
   assert.equal(runtime.isResident('root'), true);
+});
+
+test('the shared three-level scenario in Node', async () => {
+  const out = await threeLevelTree({ SubagentRuntime, MemoryStore });
+  assert.deepEqual({ stop: out.stop, paths: out.paths, deltas: out.deltas }, THREE_LEVELS);
+  assert.equal(out.turns, 5);
+  assert.equal(out.inputTokens, 700, 'seven model calls of 100 input tokens: two steps of lead and of reviewer, one of checker, one for each notice');
 });
