@@ -211,3 +211,31 @@ test('the shared three-level scenario in Node', async () => {
   assert.equal(out.turns, 5);
   assert.equal(out.inputTokens, 700, 'seven model calls of 100 input tokens: two steps of lead and of reviewer, one of checker, one for each notice');
 });
+
+test("aiSdkHost: the user's own tools join the tree's, and a structured result follows the turn's outputSchema", async () => {
+  const { tool, jsonSchema } = await import('ai');
+  const seen = [];
+  const clock = tool({ description: 'The time', inputSchema: jsonSchema({ type: 'object', properties: {} }), execute: async () => '12:00' });
+  const model = new MockLanguageModelV4({
+    doStream: async (options) => {
+      seen.push((options.tools ?? []).map((t) => t.name));
+      const system = said(options.prompt, 'system');
+      if (system.includes('matches this JSON Schema')) return streamed({ text: '{"ok": true, "checked": 3}' });
+      return streamed({ text: 'fine' });
+    },
+  });
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: aiSdkHost({ model, tools: { clock }, treeTools: { only: ['list_agents'] } }) });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  await (await runtime.ask(lead, 'lead', 'go')).answer;
+  assert.deepEqual(seen[0], ['list_agents', 'clock']);
+  const child = await runtime.startActivation({
+    parent: lead,
+    label: 'Check',
+    prompt: 'Check it.',
+    name: 'checker',
+    outputSchema: { type: 'object', properties: { ok: { type: 'boolean' }, checked: { type: 'integer' } }, required: ['ok'] },
+  });
+  const result = await child.result;
+  assert.equal(result.stopReason, 'completed');
+  assert.deepEqual(result.structured, { ok: true, checked: 3 });
+});
