@@ -409,8 +409,11 @@ fn a_cold_resume_reads_the_logs_on_its_way_up_not_the_tree() {
     assert!(!read.iter().any(|id| tree.iter().any(|(m, ks)| m != creator && (ks.contains(id) || m == id))));
 }
 
+/// Membership holds both ways (issue 49): a member whose own start marker
+/// names another creator than the catalog that lists it is foreign to that
+/// catalog: never resumed, messaged or written, whatever the catalogs say.
 #[test]
-fn a_start_marker_that_names_the_wrong_creator_is_checked_against_the_catalogs() {
+fn a_start_marker_that_names_another_creator_makes_the_member_foreign() {
     let (store, tree) = stored_wide_tree(2);
     let (target, liar) = (tree[0].1[0].clone(), tree[1].0.clone());
     // The member's start marker claims the other creator, whose catalog does not hold it.
@@ -423,11 +426,21 @@ fn a_start_marker_that_names_the_wrong_creator_is_checked_against_the_catalogs()
         events
     });
     let (s, root) = restarted(forged);
-    s.send(&root, &target, "who made you");
+    let before = s.store.inner().read_now(&target, &subagent_tree::store::ReadQuery::default()).unwrap().len();
+    let (rt, from, to) = (s.rt.clone(), root.clone(), target.clone());
+    let sent = s.run(async move { rt.send_message(&from, &to, Value::from("who made you"), &Signal::never()).await });
+    let e = sent.unwrap_err();
+    assert!(matches!(e.code, subagent_tree::ErrorCode::NotResumable | subagent_tree::ErrorCode::Unauthorized), "{e:?}");
     s.exec.run_idle();
-    // The listing decides: it is m0's child, under m0's name.
-    let turn = s.host.turns_of("m0/k0").pop().expect("resumed where the catalogs put it");
-    assert_eq!(turn.parent_name.as_deref(), Some("m0"));
+    assert!(s.host.turns_of("m0/k0").is_empty() && s.host.turns_of(&target).is_empty(), "no turn ran");
+    let after = s.store.inner().read_now(&target, &subagent_tree::store::ReadQuery::default()).unwrap().len();
+    assert_eq!(before, after, "nothing was written to its log");
+    let rt = s.rt.clone();
+    let listed = s.run(async move { rt.list_descendants("root", &Signal::never()).await.unwrap() });
+    let row = listed.iter().find(|r| r.row.id() == target).expect("listed");
+    assert!(
+        matches!(&row.row, subagent_tree::Row::Diagnostic(d) if d.reason == subagent_tree::listing::DiagnosticReason::Foreign)
+    );
 }
 
 #[test]

@@ -33,6 +33,9 @@ pub enum DiagnosticReason {
     Unavailable,
     /// The entry's mode is `unknown`: still traversed, never continued.
     Unsupported,
+    /// The child's own `session/start` names another creator: the catalog
+    /// claims a member of someone else, which is never shown, resumed or written.
+    Foreign,
 }
 
 impl DiagnosticReason {
@@ -41,6 +44,7 @@ impl DiagnosticReason {
             DiagnosticReason::Corrupt => "corrupt",
             DiagnosticReason::Unavailable => "unavailable",
             DiagnosticReason::Unsupported => "unsupported",
+            DiagnosticReason::Foreign => "foreign",
         }
     }
 }
@@ -307,16 +311,7 @@ pub async fn read_catalog_and_creator(
     signal: &Signal,
 ) -> Result<Option<(Vec<CatalogEntry>, Option<String>)>> {
     let query = ReadQuery::types(CATALOG_TYPES, signal);
-    let Some(mut events) = signal.guard(store.read(session, &query)).await? else { return Ok(None) };
-    events.retain(|e| query.matches(e));
-    let inherited = event::inherited_event_count(&events);
-    let creator = events
-        .iter()
-        .find(|e| e.kind == event::SESSION_START && e.seq == inherited)
-        .and_then(|e| e.payload.get("parentId"))
-        .and_then(crate::core::json::Value::as_str)
-        .map(str::to_owned);
-    Ok(Some((catalog::project(&events, inherited)?, creator)))
+    decode_with_creator(signal.guard(store.read(session, &query)).await, &query)
 }
 
 /// The rows a listing gives for the members `ids` (each a child of the one
@@ -353,24 +348,34 @@ pub fn chain(root: &str, above: Option<&ChildRow>, ids: &[String], catalogs: &[V
 }
 
 fn decode_read(read: ReadResult, query: &ReadQuery) -> Result<Option<Vec<CatalogEntry>>> {
-    match read? {
-        None => Ok(None),
-        Some(mut events) => {
-            events.retain(|e| query.matches(e));
-            catalog::project_log(&events).map(Some)
-        }
-    }
+    Ok(decode_with_creator(read, query)?.map(|(entries, _)| entries))
 }
 
-/// What became of one child catalog read.
+/// A read's catalog and the creator its own `session/start` names (a
+/// fork's inherited start is not its own; `None` for a log without one).
+fn decode_with_creator(read: ReadResult, query: &ReadQuery) -> Result<Option<(Vec<CatalogEntry>, Option<String>)>> {
+    let Some(mut events) = read? else { return Ok(None) };
+    events.retain(|e| query.matches(e));
+    let inherited = event::inherited_event_count(&events);
+    let creator = events
+        .iter()
+        .find(|e| e.kind == event::SESSION_START && e.seq == inherited)
+        .and_then(|e| e.payload.get("parentId"))
+        .and_then(crate::core::json::Value::as_str)
+        .map(str::to_owned);
+    Ok(Some((catalog::project(&events, inherited)?, creator)))
+}
+
+/// What became of one child catalog read: its entries and the creator its
+/// log names.
 enum Outcome {
-    Read(Vec<CatalogEntry>),
+    Read(Vec<CatalogEntry>, Option<String>),
     Failed(DiagnosticReason),
 }
 
 fn outcome(read: ReadResult, query: &ReadQuery) -> Outcome {
-    match decode_read(read, query) {
-        Ok(Some(entries)) => Outcome::Read(entries),
+    match decode_with_creator(read, query) {
+        Ok(Some((entries, creator))) => Outcome::Read(entries, creator),
         Ok(None) => Outcome::Failed(DiagnosticReason::Unavailable),
         Err(e) if e.code == ErrorCode::CorruptCatalog => Outcome::Failed(DiagnosticReason::Corrupt),
         Err(_) => Outcome::Failed(DiagnosticReason::Unavailable),
@@ -454,7 +459,7 @@ impl Lister {
             None => level.iter().map(|_| Outcome::Failed(DiagnosticReason::Unavailable)).collect(),
         };
         for (id, outcome) in level.into_iter().zip(outcomes) {
-            if let Outcome::Read(entries) = &outcome {
+            if let Outcome::Read(entries, _) = &outcome {
                 self.schedule_children_of(entries);
             }
             self.catalogs.insert(id, outcome);
@@ -524,7 +529,12 @@ fn assemble(root: &str, root_entries: &[CatalogEntry], catalogs: &HashMap<String
         };
         let children = match (entry.mode, catalogs.get(&entry.id)) {
             (Mode::External, _) => None,
-            (_, Some(Outcome::Read(children))) => Some(children),
+            // Membership holds both ways: a child whose own log names another creator is not this one's.
+            (_, Some(Outcome::Read(_, Some(creator)))) if *creator != parent_id => {
+                rows.push(diagnostic(DiagnosticReason::Foreign));
+                continue;
+            }
+            (_, Some(Outcome::Read(children, _))) => Some(children),
             (Mode::Unknown, _) => None,
             (_, Some(Outcome::Failed(reason))) => {
                 rows.push(diagnostic(*reason));

@@ -617,7 +617,19 @@ function checkBundle(bundle) {
   const reachable = new Set([bundle.rootId]);
   for (const s of bundle.sessions) for (const c of childIds(s.events)) reachable.add(c);
   for (const s of bundle.sessions) if (!reachable.has(s.id)) throw bad(`session ${quote(s.id)} is not in the tree (no catalog entry names it)`);
+  // And the bundle refers to no session outside it: a catalogued child is in it, an
+  // external run (no log), or one its export found missing (absent from the target too).
+  const missing = new Set(bundle.missing ?? []);
+  for (const s of bundle.sessions) {
+    for (const e of s.events) {
+      const id = e.type === 'subagent/catalog' ? e.payload?.childId : undefined;
+      if (typeof id !== 'string' || ids.has(id) || missing.has(id) || EXTERNAL_MODES.has(e.payload?.mode)) continue;
+      throw bad(`session ${quote(s.id)} catalogs ${quote(id)}, which is not in the bundle: a bundle may refer only to its own sessions`);
+    }
+  }
 }
+
+const EXTERNAL_MODES = new Set(['external', 'one-shot']);
 
 /**
  * Writes a bundle from `exportTree` into `store`. The bundle is checked
@@ -640,6 +652,11 @@ export async function importTree(store, bundle, { signal } = {}) {
   const existing = await Promise.all(bundle.sessions.map((s) => store.read(s.id, signal ? { signal } : {})));
   const taken = bundle.sessions.filter((_, i) => existing[i] != null && existing[i].length > 0).map((s) => s.id);
   if (taken.length) throw fail('TARGET_NOT_EMPTY', `importTree: the store already has ${taken.length} of the tree's sessions (first ${quote(taken[0])}); import into a store without them`);
+  // A member its export found missing must be missing here too: else the bundle's catalog would claim a session of the target.
+  const missing = bundle.missing ?? [];
+  const present = await Promise.all(missing.map((id) => store.read(id, signal ? { signal } : {})));
+  const claimed = missing.filter((_, i) => present[i] != null);
+  if (claimed.length) throw fail('INVALID_BUNDLE', `tree bundle: it catalogs ${quote(claimed[0])} as missing, but the target store holds that session: a bundle may refer only to its own sessions`);
   const order = [...bundle.sessions].reverse();
   let written = 0;
   for (const s of order) {

@@ -80,7 +80,8 @@ export interface ChildRow {
   hasChildren: boolean;
 }
 
-export type DiagnosticReason = "corrupt" | "unavailable" | "unsupported";
+/** Why a row is a diagnostic: `foreign` is a catalog entry whose child's own log names another creator (never shown, resumed or written). */
+export type DiagnosticReason = "corrupt" | "unavailable" | "unsupported" | "foreign";
 
 /** A branch that could not be shown: `corrupt` data, an `unavailable` session, or an `unsupported` (unknown-mode) entry. */
 export interface DiagnosticRow {
