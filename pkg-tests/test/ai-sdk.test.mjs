@@ -202,7 +202,7 @@ test('aiSdkHost: a message steered in while the model works joins before its nex
   assert.doesNotMatch(said(prompts[0], 'user'), /Also check the docs/);
   assert.match(said(prompts[1], 'user'), /Also check the docs\./, 'the second step sees the steered message');
   await runtime.waitForQuiescence(lead);
-  assert.equal(runtime.isResident('root'), true);
+  assert.equal(runtime.isResident(lead, 'root'), true);
 });
 
 test('the shared three-level scenario in Node', async () => {

@@ -211,7 +211,8 @@ test('every method and argument position: a coded error or an answer, never a tr
       ['interrupt(id, {kind: ancestor, agent: h})', () => runtime.interrupt('nobody', { kind: 'ancestor', agent: make() }), S, HANDLE],
       ['namesOf(h)', () => runtime.namesOf(make()), S, HANDLE],
       ['rootOf(h)', () => runtime.rootOf(make()), S, HANDLE],
-      ['isResident(h)', () => runtime.isResident(make()), S, []],
+      ['isResident(h, id)', () => runtime.isResident(make(), 'root'), S, HANDLE],
+      ['isResident(root, h)', () => runtime.isResident(root, make()), S, ARG],
       ['reopen(h, id)', () => runtime.reopen(make(), 'lead'), A, HANDLE],
       ['reopen(root, h)', () => runtime.reopen(root, make()), A, [...ARG, 'UNKNOWN_AGENT', 'UNAUTHORIZED']],
       ['ask(root, h, text)', () => runtime.ask(root, make(), 'x'), A, [...ARG, 'UNKNOWN_AGENT', 'UNAUTHORIZED', 'NOT_RESUMABLE']],
@@ -617,7 +618,7 @@ test('listeners that throw or re-enter: the runtime carries on', async () => {
   const root = await runtime.openRoot({ sessionId: 'root' });
   // Listeners that call back into the runtime synchronously.
   runtime.on('subagent/start', (e) => {
-    seen.push(runtime.namesOf(root).self, runtime.isResident(e.id) ? e.name : undefined, runtime.providerNames().length, runtime.toolsFor(root).length);
+    seen.push(runtime.namesOf(root).self, runtime.isResident(root, e.id) ? e.name : undefined, runtime.providerNames().length, runtime.toolsFor(root).length);
     runtime.registerProvider({ name: `late-${e.id}`, capabilities: {}, inheritsParentContext: false, start() {} })();
   });
   runtime.on('subagent/catalog', (e) => seen.push(`catalog ${e.entry.name}`));
@@ -653,7 +654,7 @@ test('an id source and a clock that call back into the runtime', async () => {
   const inner = [];
   const reenter = () => {
     try {
-      inner.push(runtime.isResident('root'), runtime.providerNames().length, runtime.interrupt('nobody', { kind: 'user' }).signalled);
+      inner.push(runtime.providerNames().length, runtime.interrupt('nobody', { kind: 'user' }).signalled);
       runtime.listDescendants('root').catch(() => {});
     } catch (e) {
       inner.push(`threw ${e?.constructor?.name}: ${e?.message}`);

@@ -61,7 +61,7 @@ test('interrupt returns a receipt; a member with nothing parked settles as abort
   assert.equal((await worker.result).stopReason, 'aborted');
   await runtime.waitForQuiescence(lead);
   assert.ok(host.turns.some((t) => t.name === 'lead' && t.input[0].startsWith('Subagent worker was stopped before it finished.')));
-  assert.equal(runtime.isResident(worker.childId), false);
+  assert.equal(runtime.isResident(lead, worker.childId), false);
   assert.deepEqual(runtime.interrupt('worker', { kind: 'user', root: lead }), { signalled: false }, 'a cold member: a no-op');
   assert.throws(() => runtime.interrupt('lead', { kind: 'user' }), (e) => e.code === 'INVALID_ARGUMENT');
 });
@@ -83,7 +83,7 @@ test('reopen holds a cold member resident without a turn; spawning under it and 
   held.release();
   held.release(); // idempotent
   await runtime.waitForQuiescence(lead);
-  assert.equal(runtime.isResident(held.agent.sessionId), false, 'released and done: settled');
+  assert.equal(runtime.isResident(lead, held.agent.sessionId), false, 'released and done: settled');
   assert.ok(host.turns.some((t) => t.name === 'reviewer' && t.input[0].startsWith('Subagent reviewer/checker finished.')));
   await assert.rejects(runtime.reopen(lead, 'reviewer/nobody'), (e) => e.code === 'UNKNOWN_AGENT');
   const root = await runtime.reopen(lead, 'lead');

@@ -62,3 +62,16 @@ test('importTree refuses a bundle that refers to sessions outside it', async () 
   const exported = await exportTree(store, 'victim');
   assert.deepEqual(await importTree(copy, exported), { rootId: 'victim', sessions: exported.sessions.length });
 });
+
+test("isResident answers for the root's own tree only (issue 49, point 6)", async () => {
+  const store = new MemoryStore();
+  const runtime = new SubagentRuntime({ store, host: scriptedHost({ busy: [{ wait: 'interrupt' }] }) });
+  const mine = await runtime.openRoot({ sessionId: 'mine' });
+  const theirs = await runtime.openRoot({ sessionId: 'theirs' });
+  const child = await runtime.startActivation({ parent: theirs, label: 'Work', prompt: 'work', name: 'busy' });
+  assert.equal(runtime.isResident(theirs, child.childId), true);
+  assert.equal(runtime.isResident(mine, child.childId), false, "another tree's member is never reported");
+  assert.equal(runtime.isResident(mine, 'theirs'), false);
+  assert.throws(() => runtime.isResident(child.childId), (e) => ['UNAUTHORIZED', 'INVALID_ARGUMENT'].includes(e.code));
+  await child.dispose();
+});

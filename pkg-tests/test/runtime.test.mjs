@@ -291,7 +291,7 @@ test('a restart over the same store rebuilds full names; a message resumes a col
   const turn = host2.turns.find((t) => t.name === 'reviewer/checker');
   assert.ok(turn, 'the cold member resumed under its full name');
   assert.equal(turn.parentName, 'reviewer');
-  assert.equal(rt2.isResident(a.childId), false, 'its creator stayed cold');
+  assert.equal(rt2.isResident(root2, a.childId), false, 'its creator stayed cold');
 });
 
 test('events are scoped to a tree root; drain stops one tree child-first', async () => {

@@ -832,6 +832,14 @@ impl Runtime {
         self.0.state.borrow().members.get(session_id).is_some_and(|m| m.phase() == Phase::Live)
     }
 
+    /// [`Runtime::is_resident`] under a root's authority: only members of
+    /// its tree answer `true`, so residency elsewhere is never published.
+    pub fn is_resident_in(&self, root: &Agent, session_id: &str) -> Result<bool> {
+        self.require_root(root)?;
+        let st = self.0.state.borrow();
+        Ok(st.members.get(session_id).is_some_and(|m| m.root_id == root.0.root_id && m.phase() == Phase::Live))
+    }
+
     /// Resolves `lead`, a full name or a Session id within the caller's tree.
     /// Grants no authority.
     pub async fn resolve_name(&self, caller: &Agent, text: &str, signal: &Signal) -> Result<String> {

@@ -459,13 +459,17 @@ impl JsRuntime {
         })
     }
 
-    /// Whether a member is resident now (information only: no handle, no authority).
+    /// Whether a member of the root's tree is resident now (information only:
+    /// no handle, no authority; a member of another tree is never reported).
     #[wasm_bindgen(js_name = isResident)]
     pub fn is_resident(
         &self,
+        #[wasm_bindgen(unchecked_param_type = "Agent")] root: JsValue,
         #[wasm_bindgen(js_name = sessionId, unchecked_param_type = "string")] session_id: JsValue,
-    ) -> bool {
-        session_id.as_string().is_some_and(|id| self.rt.is_resident(&id))
+    ) -> JsResult<bool> {
+        let root = self.agent(&root, "root").map_err(to_js)?;
+        let id = id_arg(&session_id, "sessionId").map_err(to_js)?;
+        self.rt.is_resident_in(&root, &id).map_err(to_js)
     }
 
     /// Interrupts one member under `{kind:'user', root?}` or `{kind:'ancestor', agent}`.
