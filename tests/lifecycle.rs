@@ -238,3 +238,42 @@ fn dead_or_forged_parents_are_unauthorized_and_caller_delivery_gets_no_return_gu
     assert_eq!(h.run(quiet.result()).unwrap().stop_reason, "completed");
     assert!(notices_to(&h, "lead").iter().all(|n| !n.contains("quiet")), "caller delivery sends no notice");
 }
+
+/// `recovery: Rerun` is bounded (issue 49, point 4): a turn that kills its
+/// host every time runs again at most `MAX_RERUNS` times in a row; the open
+/// after that records it as failed, its input answered by the failure, and
+/// its creator is told.
+#[test]
+fn rerun_recovery_gives_up_on_a_turn_lost_max_reruns_times_in_a_row() {
+    use subagent_tree::runtime::recovery::MAX_RERUNS;
+    let store = Rc::new(MemoryStore::new());
+    {
+        let h = Harness::over(store.clone(), "a", options());
+        let root = h.root();
+        h.host.hold("worker");
+        start(&h, &root, "worker");
+        h.settle();
+    } // the host dies mid-turn
+    let rerun = || RuntimeOptions { recovery: Recovery::Rerun, ..options() };
+    for life in 0..MAX_RERUNS {
+        let h = Harness::over(store.clone(), &format!("r{life}"), rerun());
+        h.host.hold("worker"); // and dies in it again
+        h.root();
+        h.settle();
+        assert_eq!(h.host.turns_of("worker").len(), 1, "life {life}: the lost turn runs again");
+    }
+    let h = Harness::over(store.clone(), "last", rerun());
+    h.root();
+    h.settle();
+    assert!(h.host.turns_of("worker").is_empty(), "lost {MAX_RERUNS} times in a row: not run again");
+    let notices = notices_to(&h, "lead");
+    assert!(
+        notices.iter().any(|n| n.starts_with("Subagent worker failed.") && n.contains("host stopped")),
+        "{notices:?}"
+    );
+    // Nothing is left to recover.
+    let again = Harness::over(store, "after", rerun());
+    again.root();
+    again.settle();
+    assert!(again.host.turns_of("worker").is_empty());
+}

@@ -566,7 +566,7 @@ impl Runtime {
         row: &crate::core::listing::ChildRow,
         lineage: Lineage,
         log: super::LoadedLog,
-    ) -> Result<(Rc<Member>, Option<Vec<String>>)> {
+    ) -> Result<(Rc<Member>, Option<super::recovery::LostTurn>)> {
         if self.creator_closing(&row.parent_id).is_some() {
             // It would outlive a creator that is settling now: resumed once that one has left.
             return Err(crate::err!(ActivationClosing, "the creator of {} is settling", Quoted(&row.id)));
@@ -605,7 +605,7 @@ impl Runtime {
         // Stopped by a spent budget: parked while a budget on its chain stays spent.
         let spent = log.exhausted && matches!(self.budget_gate(&member), crate::core::budget::Gate::Spent(_));
         let parked = log.parked && (spent || !log.exhausted);
-        let lost = self.adopt_log(&member, log.pending, log.lost_turn, log.ran, parked);
+        let lost = self.adopt_log(&member, log.pending, log.lost_turn, log.ran, parked, log.rerun_streak);
         member.state.borrow_mut().exhausted = spent;
         let mut st = self.0.state.borrow_mut();
         if let Some(parent) = st.members.get(&row.parent_id).filter(|p| p.phase() == Phase::Live) {

@@ -173,6 +173,7 @@ struct LogSummary {
     ran: bool,
     exhausted: bool,
     budgets: crate::core::budget::Budgets,
+    rerun_streak: u32,
 }
 
 impl LogSummary {
@@ -190,6 +191,7 @@ impl LogSummary {
             ran: log.ran,
             exhausted: log.exhausted,
             budgets: log.budgets.clone(),
+            rerun_streak: log.rerun_streak,
         }
     }
 
@@ -205,6 +207,7 @@ impl LogSummary {
             ran: self.ran,
             exhausted: self.exhausted,
             budgets: self.budgets.clone(),
+            rerun_streak: self.rerun_streak,
         }
     }
 
@@ -238,6 +241,7 @@ impl LogSummary {
             self.ran |= super::ran_a_turn(own.iter().copied());
         }
         crate::core::budget::fold(&mut self.budgets, own.iter().copied());
+        self.rerun_streak = super::rerun_streak(self.rerun_streak, own.iter().copied());
         self.len += tail.len() as u64;
         if let Some(e) = tail.last() {
             self.last = Some(fingerprint(e));

@@ -50,7 +50,7 @@ mod member;
 mod message;
 pub mod ports;
 pub mod providers;
-mod recovery;
+pub mod recovery;
 mod start;
 pub mod stream;
 pub mod team;
@@ -601,7 +601,7 @@ impl Runtime {
         id: String,
         cwd: Option<String>,
         budget: Option<crate::core::budget::Budget>,
-    ) -> Result<(Rc<Member>, crate::core::budget::Ledger, Option<Vec<String>>)> {
+    ) -> Result<(Rc<Member>, crate::core::budget::Ledger, Option<recovery::LostTurn>)> {
         let mut log = self.load_log(&id).await?;
         let mut budgets = std::mem::take(&mut log.budgets);
         let changed = budget.filter(|b| budgets.get(&id) != Some(b));
@@ -641,7 +641,7 @@ impl Runtime {
         // root delivers it first. Opening a root runs no turn by itself, unless
         // the host asked for lost turns to run again.
         let rerun = self.0.options.recovery == Recovery::Rerun;
-        let lost = self.adopt_log(&member, log.pending, log.lost_turn, log.ran, !rerun);
+        let lost = self.adopt_log(&member, log.pending, log.lost_turn, log.ran, !rerun, log.rerun_streak);
         // The root never settles by itself: its parked input is not "in the log" in the settling sense.
         member.state.borrow_mut().parked_in_log = false;
         member.state.borrow_mut().exhausted = log.exhausted && ledger.exhausted(&[id.as_str()], false).is_some();
@@ -653,7 +653,7 @@ impl Runtime {
         &self,
         member: Rc<Member>,
         ledger: crate::core::budget::Ledger,
-        lost: Option<Vec<String>>,
+        lost: Option<recovery::LostTurn>,
     ) -> Result<Agent> {
         let id = member.id.clone();
         {
@@ -1231,6 +1231,8 @@ pub(crate) struct LoadedLog {
     pub exhausted: bool,
     /// The budgets a root's log records for its tree (empty for other logs).
     pub budgets: crate::core::budget::Budgets,
+    /// How many turns in a row ended as lost and kept their input to run again.
+    pub rerun_streak: u32,
 }
 
 impl LoadedLog {
@@ -1272,8 +1274,21 @@ impl LoadedLog {
                 crate::core::budget::fold(&mut budgets, events.iter().filter(|e| e.seq >= inherited));
                 budgets
             },
+            rerun_streak: rerun_streak(0, events.iter().filter(|e| e.seq >= inherited)),
         })
     }
+}
+
+/// `streak` carried over these (own) events: each turn end that recorded a
+/// lost turn whose input stays pending (a rerun) adds one; any other end
+/// starts the count again.
+pub(crate) fn rerun_streak<'a>(mut streak: u32, own: impl Iterator<Item = &'a SessionEvent>) -> u32 {
+    for e in own.filter(|e| e.kind == event::TURN_END) {
+        let unknown = e.payload.get("usageUnknown").and_then(Value::as_bool) == Some(true);
+        let consumed = e.payload.get("consumed").and_then(Value::as_array).is_some_and(|ids| !ids.is_empty());
+        streak = if unknown && !consumed { streak.saturating_add(1) } else { 0 };
+    }
+    streak
 }
 
 /// The input ids of the last own turn that started and never ended.

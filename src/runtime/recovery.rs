@@ -22,6 +22,17 @@ use crate::core::signal::Signal;
 use crate::core::store::ReadQuery;
 use std::rc::Rc;
 
+/// How many times in a row [`Recovery::Rerun`] runs a lost turn's input
+/// again: a turn lost that often (one that kills its host) is then recorded
+/// as failed, its input answered by the failure and its creator told.
+pub const MAX_RERUNS: u32 = 3;
+
+/// A lost turn to record: its input ids, and whether that input runs again.
+pub(crate) struct LostTurn {
+    pub input: Vec<String>,
+    pub rerun: bool,
+}
+
 /// The diagnostic of a turn the host never finished.
 pub const LOST_TURN: &str =
     "the host stopped during this turn (its process ended or crashed); the turn was recorded as failed when the session reopened";
@@ -43,10 +54,13 @@ impl Runtime {
         lost_turn: Option<Vec<String>>,
         mut ran: bool,
         parked: bool,
-    ) -> Option<Vec<String>> {
+        rerun_streak: u32,
+    ) -> Option<LostTurn> {
         let mut st = member.state.borrow_mut();
+        // A turn lost MAX_RERUNS times in a row (it kills its host, say) is not run again.
+        let rerun = self.0.options.recovery == Recovery::Rerun && rerun_streak < MAX_RERUNS;
         if let Some(ids) = &lost_turn {
-            if self.0.options.recovery != Recovery::Rerun {
+            if !rerun {
                 pending.retain(|m| !ids.contains(&m.id));
                 st.last = Some(Ok(lost_result()));
                 // Its record consumes that input: the host was handed it.
@@ -55,15 +69,15 @@ impl Runtime {
         }
         st.turns = u32::from(ran);
         st.adopt(pending, parked);
-        lost_turn
+        lost_turn.map(|input| LostTurn { input, rerun })
     }
 
     /// Writes the `turn/end` a lost turn never got (callers are the
     /// runtime's own tasks: an open or a resume, which run to their end).
     /// Until the record lands the member does not settle and its tree is not
     /// quiet (it counts as a write in flight).
-    pub(crate) async fn record_lost_turn(&self, member: &Rc<Member>, input: Vec<String>) {
-        let consumed = if self.0.options.recovery == Recovery::Rerun { Vec::new() } else { input };
+    pub(crate) async fn record_lost_turn(&self, member: &Rc<Member>, lost: LostTurn) {
+        let consumed = if lost.rerun { Vec::new() } else { lost.input };
         let mut payload = super::lifecycle::turn_end_payload(&lost_result(), &consumed);
         // What the lost turn spent is unknown: totals that include it are not complete.
         if let Value::Object(fields) = &mut payload {
