@@ -566,7 +566,7 @@ impl Runtime {
         row: &crate::core::listing::ChildRow,
         lineage: Lineage,
         log: super::LoadedLog,
-    ) -> Result<(Rc<Member>, Option<super::recovery::LostTurn>)> {
+    ) -> Result<(Rc<Member>, Option<super::LostTurn>)> {
         if self.creator_closing(&row.parent_id).is_some() {
             // It would outlive a creator that is settling now: resumed once that one has left.
             return Err(crate::err!(ActivationClosing, "the creator of {} is settling", Quoted(&row.id)));

@@ -601,7 +601,7 @@ impl Runtime {
         id: String,
         cwd: Option<String>,
         budget: Option<crate::core::budget::Budget>,
-    ) -> Result<(Rc<Member>, crate::core::budget::Ledger, Option<recovery::LostTurn>)> {
+    ) -> Result<(Rc<Member>, crate::core::budget::Ledger, Option<LostTurn>)> {
         let mut log = self.load_log(&id).await?;
         let mut budgets = std::mem::take(&mut log.budgets);
         let changed = budget.filter(|b| budgets.get(&id) != Some(b));
@@ -653,7 +653,7 @@ impl Runtime {
         &self,
         member: Rc<Member>,
         ledger: crate::core::budget::Ledger,
-        lost: Option<recovery::LostTurn>,
+        lost: Option<LostTurn>,
     ) -> Result<Agent> {
         let id = member.id.clone();
         {
@@ -1209,6 +1209,12 @@ pub(crate) fn persistence(session: &str, e: SubagentError) -> SubagentError {
     );
     out.cause = cause;
     out
+}
+
+/// A lost turn to record (`recovery.rs`): its input ids, and whether that input runs again.
+pub(crate) struct LostTurn {
+    pub input: Vec<String>,
+    pub rerun: bool,
 }
 
 /// What residency needs from a log.

@@ -12,7 +12,7 @@
 //! work is answered or reported without waiting for someone to message it.
 
 use super::member::{InboxMessage, Member};
-use super::{Recovery, Runtime};
+use super::{LostTurn, Recovery, Runtime};
 use crate::core::catalog::Mode;
 use crate::core::event;
 use crate::core::json::Value;
@@ -26,12 +26,6 @@ use std::rc::Rc;
 /// again: a turn lost that often (one that kills its host) is then recorded
 /// as failed, its input answered by the failure and its creator told.
 pub const MAX_RERUNS: u32 = 3;
-
-/// A lost turn to record: its input ids, and whether that input runs again.
-pub(crate) struct LostTurn {
-    pub input: Vec<String>,
-    pub rerun: bool,
-}
 
 /// The diagnostic of a turn the host never finished.
 pub const LOST_TURN: &str =
