@@ -530,16 +530,12 @@ pub fn events_to_js(events: &[SessionEvent]) -> JsValue {
 #[derive(Clone, Copy, Debug)]
 pub struct EventBudget {
     pub payload_bytes: usize,
-    /// Stored text read back: a lone surrogate in a payload becomes U+FFFD
-    /// (one damaged string must not make a whole log unreadable); what is
-    /// written stays strict.
-    pub lenient_text: bool,
 }
 
 impl Default for EventBudget {
     /// Without a runtime's limits: any event a runtime could have written.
     fn default() -> Self {
-        EventBudget { payload_bytes: crate::core::limits::MAX_STORED_EVENT_BYTES, lenient_text: false }
+        EventBudget { payload_bytes: crate::core::limits::MAX_STORED_EVENT_BYTES }
     }
 }
 
@@ -576,7 +572,6 @@ pub fn event_from_js(
         return Err(Refused::shape(format!(".type must be a string, not {}", describe(&kind))));
     };
     let payload_budget = Budget::new(budget.payload_bytes.min(*total), "eventPayloadBytes");
-    let payload_budget = if budget.lenient_text { payload_budget.lenient() } else { payload_budget };
     let mut meter = Meter::new(payload_budget);
     let payload = from_js(&field("payload")?, 0, &mut meter).map_err(|e| {
         if *total < budget.payload_bytes && e.code == ErrorCode::LimitExceeded {

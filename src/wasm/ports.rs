@@ -294,8 +294,7 @@ impl Provider for JsProvider {
                 return Ok(ContinuableCreateSpec::default());
             }
             let seed =
-                events_from_js(&seed, EventBudget { payload_bytes: host_budget(runtime).bytes, lenient_text: false })
-                    .map_err(|e| {
+                events_from_js(&seed, EventBudget { payload_bytes: host_budget(runtime).bytes }).map_err(|e| {
                     e.error_as(
                         ErrorCode::InvalidArgument,
                         &format!("provider {name} prepareContinuable returned a bad seed: seed", name = Quoted(&name)),

@@ -137,8 +137,7 @@ fn parse_read(value: &JsValue, method: &str, session: &str, query: &ReadQuery, b
                 }
             }
         }
-        let read_back = EventBudget { lenient_text: true, ..budget };
-        let event: SessionEvent = event_from_js(&item, read_back, &mut total).map_err(|e| match e.code {
+        let event: SessionEvent = event_from_js(&item, budget, &mut total).map_err(|e| match e.code {
             ErrorCode::LimitExceeded => SubagentError::new(
                 e.code,
                 format!("{method} returned an event for session {} that is too large: event [{i}]{e}", quote(session)),
@@ -265,7 +264,7 @@ impl JsStore {
 
     /// The same store reading payloads of up to `payload_bytes` each (`eventPayloadBytes`).
     pub fn with_payload_limit(mut self, payload_bytes: usize) -> JsStore {
-        self.budget = EventBudget { payload_bytes, lenient_text: false };
+        self.budget = EventBudget { payload_bytes };
         self
     }
 }
