@@ -8,28 +8,12 @@
 //    without one (the ledger reads the tree's spent in one listing).
 //
 // Medians of BENCH_RUNS (default 11) timed runs after warm-up.
-import { performance } from 'node:perf_hooks';
 import { loadPackage } from './load.mjs';
 import { record } from './results.mjs';
+import { RUNS, median, time } from './timing.mjs';
 
 const { lib } = await loadPackage();
 const { SubagentRuntime, MemoryStore } = lib;
-const RUNS = Number(process.env.BENCH_RUNS ?? 11);
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const macrotask = () => new Promise((r) => setImmediate(r));
-
-async function time(runs, fn) {
-  await fn();
-  const xs = [];
-  for (let i = 0; i < runs; i++) {
-    globalThis.gc?.();
-    await macrotask();
-    const t0 = performance.now();
-    await fn();
-    xs.push(performance.now() - t0);
-  }
-  return median(xs);
-}
 
 // ---- 1. what a budget adds to a message ---------------------------------------------
 const outcome = { messages: ['ok'], usage: { inputTokens: 1234, outputTokens: 56 } };

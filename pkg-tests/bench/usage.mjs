@@ -9,28 +9,12 @@
 //    answer, the host reporting usage or not (goal: at most +10 %).
 //
 // Medians of BENCH_RUNS (default 11) timed runs after warm-up.
-import { performance } from 'node:perf_hooks';
 import { loadPackage } from './load.mjs';
 import { record } from './results.mjs';
+import { RUNS, median, time } from './timing.mjs';
 
 const { lib } = await loadPackage();
 const { SubagentRuntime, MemoryStore, listDescendants } = lib;
-const RUNS = Number(process.env.BENCH_RUNS ?? 11);
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const macrotask = () => new Promise((r) => setImmediate(r));
-
-async function time(runs, fn) {
-  await fn();
-  const xs = [];
-  for (let i = 0; i < runs; i++) {
-    globalThis.gc?.();
-    await macrotask();
-    const t0 = performance.now();
-    await fn();
-    xs.push(performance.now() - t0);
-  }
-  return median(xs);
-}
 
 // ---- 1. a cold tree's totals vs its listing --------------------------------------
 async function buildTree() {

@@ -283,7 +283,6 @@ impl Runtime {
         self.require_root(root)?;
         let payload = budget::event_payload(id, effective.as_ref());
         self.append(&root.0, vec![(event::BUDGET.to_owned(), payload)]).await?;
-        drop(index);
         Ok((effective, spent, rows, logs))
     }
 

@@ -15,7 +15,7 @@
 //   deltas go to `turn.emit`; usage is reported in the runtime's shape.
 import { jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import { SubagentError } from '__SNIPPET__';
-import { parseStructured, priorTurns } from '../edge/history.js';
+import { describe, parseStructured, priorTurns } from '../edge/host-shared.js';
 
 const DEFAULT_MAX_STEPS = 16;
 const DEFAULT_HISTORY_TURNS = 20;
@@ -77,15 +77,6 @@ function usageOf(u) {
 }
 
 const STOPS = { stop: 'completed', 'tool-calls': 'completed', length: 'max-tokens', 'content-filter': 'refusal' };
-
-function describe(e) {
-  try {
-    if (e instanceof Error || (e && typeof e.message === 'string')) return `${e.name ?? 'Error'}: ${e.message}`;
-    return String(e);
-  } catch {
-    return 'an unknown failure';
-  }
-}
 
 /**
  * An `AgentHost` over an AI SDK `LanguageModel`: `aiSdkHost({ model,

@@ -29,7 +29,7 @@
 // `timeoutMs` fails the request, and an answer over `maxResponseBytes` is
 // "too large", never read whole.
 import { SubagentError } from '__SNIPPET__';
-import { blocksText, parseStructured, priorTurns } from './history.js';
+import { blocksText, describe, parseStructured, priorTurns } from './host-shared.js';
 
 const DEFAULT_MAX_STEPS = 16;
 const DEFAULT_MAX_TOOL_CALLS = 64; // the runtime's documented toolCallsPerReply
@@ -616,11 +616,3 @@ function errorName(e) {
   }
 }
 
-function describe(e) {
-  try {
-    if (e instanceof Error || (e && typeof e.message === 'string')) return `${e.name ?? 'Error'}: ${e.message}`;
-    return String(e);
-  } catch {
-    return 'an unknown failure';
-  }
-}

@@ -1,6 +1,7 @@
-// A member's earlier turns, as a model host replays them: what it heard and
-// answered, read from the runtime's store (`message/input` and `turn/end`
-// events). Shared by `subagent-tree/openai-host` and `subagent-tree/ai-sdk`.
+// What the model hosts share (`subagent-tree/openai-host` and
+// `subagent-tree/ai-sdk`): a member's earlier turns as a host replays them
+// (what it heard and answered, read from the runtime's store), a structured
+// result read from a final text, and a failure described for a diagnostic.
 
 const MESSAGE = 'message/input';
 const TURN_END = 'turn/end';
@@ -67,5 +68,15 @@ export function parseStructured(text) {
     return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** A thrown value as `Name: message` for a diagnostic (never throws itself). */
+export function describe(e) {
+  try {
+    if (e instanceof Error || (e && typeof e.message === 'string')) return `${e.name ?? 'Error'}: ${e.message}`;
+    return String(e);
+  } catch {
+    return 'an unknown failure';
   }
 }
