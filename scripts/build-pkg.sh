@@ -60,6 +60,11 @@ async function initQuiet(module_or_path) { await __wbg_init(module_or_path); }\
 export { initSyncQuiet as initSync, initQuiet as default };/' "$glue"
 done
 
+# The glue's classes keep each object's wasm address in a public `__wbg_ptr`
+# that every method trusts; they check their receiver by a private brand
+# instead (a forged object is a TypeError, never a wasm call).
+for glue in "$OUT/$CRATE.js" "$OUT/${CRATE}_lite.js"; do node scripts/brand-classes.mjs "$glue"; done
+
 # wasm-bindgen writes one `import * as importN` and one import-object key per
 # shim-free ("direct") import of a snippet module, so two direct imports of
 # one snippet give bundlers a `Duplicate key "./snippets/..."` warning. Keep at

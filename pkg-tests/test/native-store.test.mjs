@@ -1,7 +1,7 @@
 // The package's own MemoryStore used natively by the runtime and the listing
 // functions (issue 15), and everything that must still go through JS: a
-// subclass or an instance whose store methods were replaced. Forged, tampered
-// and freed stores give coded errors, never a trap.
+// subclass or an instance whose store methods were replaced. Forged, copied,
+// proxied and freed stores give coded errors, never a trap.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SubagentRuntime, MemoryStore, listDescendants, resolveName } from 'subagent-tree';
@@ -135,41 +135,53 @@ test('native: a patched instance method is honoured', async () => {
   assert.ok(reads > 0);
 });
 
-test('native: forged and tampered stores are refused with INVALID_ARGUMENT, never a crash', async () => {
+test('native: forged, copied and proxied stores are refused with INVALID_ARGUMENT, never a crash', async () => {
+  const NOT_STORE = "has MemoryStore's methods but is not a MemoryStore";
+  // The glue's methods check their receiver by a private brand: a forged
+  // object never reaches the wasm, whatever its `__wbg_ptr` says.
   const forged = Object.create(MemoryStore.prototype);
   forged.__wbg_ptr = 12345;
-  throws(() => new SubagentRuntime({ store: forged, host: echo }), 'INVALID_ARGUMENT', 'options.store is not a live MemoryStore');
-  await rejects(listDescendants(forged, 'root'), 'INVALID_ARGUMENT', 'store is not a live MemoryStore');
+  assert.throws(() => MemoryStore.prototype.read.call(forged, 'root'), TypeError);
+  assert.throws(() => MemoryStore.prototype.append.call({ __wbg_ptr: 8 }, 'root', []), TypeError);
+  throws(() => new SubagentRuntime({ store: forged, host: echo }), 'INVALID_ARGUMENT', `options.store ${NOT_STORE}`);
+  await rejects(listDescendants(forged, 'root'), 'INVALID_ARGUMENT', `store ${NOT_STORE}`);
   await rejects(resolveName(forged, 'root', 'a'), 'INVALID_ARGUMENT');
-  // Own methods with a bogus pointer, the rest replaced: still refused.
+  // Own methods on a forged object, the rest replaced: still refused.
   const mixed = Object.create(MemoryStore.prototype, { __wbg_ptr: { value: 0x7ffffff0 }, read: { value: async () => null } });
-  throws(() => new SubagentRuntime({ store: mixed, host: echo }), 'INVALID_ARGUMENT');
-  // A forged object without a pointer goes through JS: the methods see a null pointer and reject.
-  const unset = Object.create(MemoryStore.prototype);
-  const runtime = new SubagentRuntime({ store: unset, host: echo });
-  await rejects(runtime.openRoot({ sessionId: 'r' }), 'PERSISTENCE_UNAVAILABLE', 'store.read failed');
-  // A real store whose pointer was changed: native (the pointer is never read), so it still works.
+  throws(() => new SubagentRuntime({ store: mixed, host: echo }), 'INVALID_ARGUMENT', NOT_STORE);
+  // A copy of a live store's properties, and a Proxy over one (as with Map:
+  // the methods accept only the store itself).
+  const real = new MemoryStore();
+  throws(() => new SubagentRuntime({ store: new Proxy(real, {}), host: echo }), 'INVALID_ARGUMENT', NOT_STORE);
+  await rejects(listDescendants(new Proxy(real, {}), 'root'), 'INVALID_ARGUMENT', NOT_STORE);
+  throws(() => new SubagentRuntime({ store: { ...Object.fromEntries(METHODS.map((m) => [m, real[m]])) }, host: echo }), 'INVALID_ARGUMENT');
+  // ... where an object whose methods call the store works.
+  const { runtime: viaObject } = await tree(viaJs(real));
+  assert.equal((await viaObject.listDescendants('root')).length, 2);
+  assert.equal((await listDescendants(real, 'root')).length, 2);
+  // A forged object without any of the glue's methods goes through JS, as any JS store.
+  const unset = Object.create(MemoryStore.prototype, Object.fromEntries(METHODS.map((m) => [m, { value: undefined }])));
+  await rejects(new SubagentRuntime({ store: unset, host: echo }).openRoot({ sessionId: 'r' }), 'PERSISTENCE_UNAVAILABLE', 'store.read failed');
+  // A real store given a `__wbg_ptr`: an ordinary property now, so it still works natively.
   const tampered = new MemoryStore();
   tampered.__wbg_ptr = 12345;
   const { runtime: rt } = await tree(tampered);
   assert.deepEqual((await rt.listDescendants('root')).map((r) => r.path), ['reviewer', 'reviewer/checker']);
   assert.deepEqual((await listDescendants(tampered, 'root')).map((r) => r.path), ['reviewer', 'reviewer/checker']);
-  // ... but with a method replaced it would go through JS with that pointer: refused.
-  tampered.read = async () => null;
-  throws(() => new SubagentRuntime({ store: tampered, host: echo }), 'INVALID_ARGUMENT');
+  // ... and with a method replaced it goes through JS, its own methods safe.
+  let reads = 0;
+  const ownRead = tampered.read;
+  tampered.read = (...args) => (reads++, ownRead.apply(tampered, args));
+  assert.equal((await listDescendants(tampered, 'root')).length, 2);
+  assert.ok(reads > 0);
   // Throwing getters and Proxies: the JS path and its coded errors, as before.
   const throwing = Object.create(MemoryStore.prototype, { readMany: { get() { throw new Error('trap'); } } });
-  throws(() => new SubagentRuntime({ store: throwing, host: echo }), 'PERSISTENCE_UNAVAILABLE', 'store.readMany could not be looked up');
+  throws(() => new SubagentRuntime({ store: throwing, host: echo }), 'INVALID_ARGUMENT', NOT_STORE);
   const boom = () => {
     throw new Error('trap');
   };
   const hostile = new Proxy({}, { get: boom, has: boom, ownKeys: boom, getOwnPropertyDescriptor: boom, getPrototypeOf: boom });
   throws(() => new SubagentRuntime({ store: hostile, host: echo }), 'PERSISTENCE_UNAVAILABLE');
-  // A Proxy over a live store goes through JS and works.
-  const real = new MemoryStore();
-  const { runtime: viaProxy } = await tree(new Proxy(real, {}));
-  assert.equal((await viaProxy.listDescendants('root')).length, 2);
-  assert.equal((await listDescendants(real, 'root')).length, 2);
   // The module is intact.
   const fresh = new MemoryStore();
   await fresh.append('s', log([c3('k', 'kid')]));
@@ -190,12 +202,12 @@ test('native: a freed MemoryStore gives a coded error, never a trap', async () =
   await rejects(rt.listDescendants('root'), 'PERSISTENCE_UNAVAILABLE', 'the MemoryStore was freed');
   await rejects(rt.flush(root.sessionId), 'PERSISTENCE_UNAVAILABLE', 'the MemoryStore was freed');
   await rejects(listDescendants(during, 'root'), 'PERSISTENCE_UNAVAILABLE');
-  // Freed, then its pointer set again: refused.
+  // Freed, then given a pointer again: an ordinary property, so still freed.
   const revived = new MemoryStore();
   revived.free();
   revived.__wbg_ptr = 8;
-  throws(() => new SubagentRuntime({ store: revived, host: echo }), 'INVALID_ARGUMENT');
-  await rejects(listDescendants(revived, 'r'), 'INVALID_ARGUMENT');
+  await rejects(new SubagentRuntime({ store: revived, host: echo }).openRoot({ sessionId: 'r' }), 'PERSISTENCE_UNAVAILABLE');
+  await rejects(listDescendants(revived, 'r'), 'PERSISTENCE_UNAVAILABLE');
 });
 
 test('native: read limits and APPEND_CONFLICT are those of the JS path', async () => {

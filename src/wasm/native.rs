@@ -5,10 +5,12 @@
 //! own, [`NativeStore`] reaches the core store directly instead of converting
 //! every event Rust -> JS -> Rust through its JS methods. The store object is
 //! recognised by `js/store.js` (a private WeakMap filled by the exported
-//! class's constructor, see there) and its key looked up in [`STORES`]; its
-//! `__wbg_ptr` is never read here. Anything else goes through [`JsStore`] as
-//! before, except objects whose JS methods would hand wasm a pointer that is
-//! no live store's (forged, tampered or freed ones): those are refused.
+//! class's constructor, see there) and its key looked up in [`STORES`].
+//! Anything else goes through [`JsStore`] as before, except objects that carry
+//! `MemoryStore`'s methods without being a store this module made (copies,
+//! Proxies, forged objects): the glue's receiver brand
+//! (`scripts/brand-classes.mjs`) would make every call throw, so they are
+//! refused at once.
 //!
 //! A native store keeps every rule the JS path keeps: the same errors (a
 //! store error passes through as the JS `MemoryStore` would have thrown it)
@@ -37,8 +39,6 @@ extern "C" {
     /// A fresh key, filed with the object the exported class is constructing.
     fn born() -> f64;
     // `catch` keeps `born` the snippet's only direct import (see build-pkg.sh).
-    #[wasm_bindgen(catch)]
-    fn died(key: f64) -> std::result::Result<(), JsValue>;
     #[wasm_bindgen(js_name = storeKey, catch)]
     fn store_key(value: &JsValue) -> std::result::Result<JsValue, JsValue>;
 }
@@ -58,7 +58,6 @@ pub fn register(store: &Rc<MemoryStore>) -> f64 {
 
 pub fn unregister(key: f64) {
     STORES.with(|s| s.borrow_mut().retain(|(k, _)| *k != key));
-    let _ = died(key);
 }
 
 /// A store error as the JS path reports it: `context` for the core, the
@@ -87,7 +86,7 @@ pub struct NativeStore {
 
 /// The native store for `value` when it is a live, unmodified `MemoryStore`
 /// of this module; `None` for a store to use through its JS methods; an
-/// `INVALID_ARGUMENT` error when calling those would not be safe.
+/// `INVALID_ARGUMENT` error when those would only throw (not its store).
 /// `payload_bytes` is the largest event payload a read may answer.
 pub fn native_store(value: &JsValue, what: &str, payload_bytes: usize) -> Result<Option<NativeStore>> {
     if !is_objectish(value) {
@@ -98,15 +97,14 @@ pub fn native_store(value: &JsValue, what: &str, payload_bytes: usize) -> Result
         Ok(key) => key.as_f64().unwrap_or(0.0),
         Err(_) => 0.0,
     };
-    let inner = STORES.with(|s| s.borrow().iter().find(|(k, _)| *k == key.abs()).map(|(_, w)| w.clone()));
-    match inner {
-        Some(inner) if key != 0.0 => Ok(Some(NativeStore { inner, _js: value.clone(), payload_bytes })),
-        // Another module instance's store, or a freed one (whose pointer is 0).
-        _ if key > 0.0 => Ok(None),
-        _ => Err(invalid(format!(
-            "{what} is not a live MemoryStore: it is freed, forged or its __wbg_ptr was changed, so its methods cannot be called safely"
-        ))),
+    if key <= 0.0 {
+        return Err(invalid(format!(
+            "{what} has MemoryStore's methods but is not a MemoryStore (a copy, a Proxy or a forged object): those methods accept only the store itself; pass the store, or an object whose methods call it"
+        )));
     }
+    let inner = STORES.with(|s| s.borrow().iter().find(|(k, _)| *k == key).map(|(_, w)| w.clone()));
+    // None: a freed store, or another module instance's (safe through its methods).
+    Ok(inner.map(|inner| NativeStore { inner, _js: value.clone(), payload_bytes }))
 }
 
 impl NativeStore {
