@@ -118,7 +118,7 @@ describe('<subagent-tree> over a store', () => {
     await page.locator('subagent-tree [data-session-id="s-missing"] > .row').click();
     assert.deepEqual(await page.evaluate(() => window.selects), []);
     await page.locator('subagent-tree [data-session-id="s-reviewer"] > .row').click();
-    assert.deepEqual(await page.evaluate(() => window.selects), [{ sessionId: 's-reviewer', name: 'reviewer' }]);
+    assert.deepEqual(await page.evaluate(() => window.selects), [{ sessionId: 's-reviewer', name: 'reviewer', named: true }]);
     await screenshot(page, 'element-store-tree', page.locator('subagent-tree'));
     page.check();
     await page.close();
@@ -194,8 +194,8 @@ describe('<subagent-tree> over a store', () => {
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press(' ');
     assert.deepEqual(await page.evaluate(() => window.selects), [
-      { sessionId: 'root-1', name: 'lead' },
-      { sessionId: 's-reviewer', name: 'reviewer' },
+      { sessionId: 'root-1', name: 'lead', named: true },
+      { sessionId: 's-reviewer', name: 'reviewer', named: true },
     ]);
     rows = await visible(page);
     assert.deepEqual(
@@ -504,7 +504,7 @@ describe('<subagent-tree> over a store', () => {
     // Every part the element uses is documented in the README's part table (and so are the custom properties it reads).
     const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const table = readme.slice(readme.indexOf('| part | element |'), readme.indexOf('```css', readme.indexOf('| part | element |')));
-    const documented = new Set([...table.matchAll(/`([a-z]+)`/g)].map((m) => m[1]));
+    const documented = new Set([...table.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]));
     const used = await page.evaluate(() => [...new Set([...window.el.shadowRoot.querySelectorAll('[part]')].flatMap((e) => [...e.part]))]);
     assert.ok(['output', 'activity', 'settled', 'error', 'idle', 'badges'].every((p) => used.includes(p)), used.join(' '));
     assert.deepEqual(used.filter((p) => !documented.has(p)), [], 'undocumented parts');
@@ -560,7 +560,7 @@ describe('<subagent-tree> over a store', () => {
       ],
     });
     assert.equal(rows.find((r) => r.name === 'evil').label, hostile);
-    assert.equal(rows[2].name, '<img src=y onerror=alert(2)>');
+    assert.equal(rows[2].name, '<img⟪U+0020⟫src=y⟪U+0020⟫onerror=alert(2)>', 'an id is shown as ASCII, its spaces marked');
     assert.equal(rows[2].label, '<script>alert(3)</script>');
     await page.waitForTimeout(300); // an injected onerror would have fired by now
     const injected = await page.evaluate(() => ({
@@ -609,7 +609,7 @@ describe('<subagent-tree> over a store', () => {
     assert.deepEqual(rendered.tags, ['BDI', 'BDI']);
     assert.deepEqual(rendered.bidi, ['isolate', 'isolate']);
     assert.equal(rendered.dBeforeL, true, 'rendered left to right as "dael", not as "lead"');
-    assert.ok(!rendered.title.includes('\u202E') && rendered.title.startsWith('\u2068'), rendered.title);
+    assert.ok(!rendered.title.includes('\u202E') && rendered.title.startsWith('id \u2068'), rendered.title);
     const exposed = await page.evaluate(() => {
       const el = document.createElement('subagent-tree');
       const runtime = { listDescendants: async () => [], on: () => () => {} };
@@ -618,6 +618,111 @@ describe('<subagent-tree> over a store', () => {
       return { runtime: el.runtime === undefined, root: el.root === undefined, rootId: el.rootId };
     });
     assert.deepEqual(exposed, { runtime: true, root: true, rootId: 'r' }, 'the element gives neither its runtime nor its root handle back');
+    page.check();
+    await page.close();
+  });
+
+  test('an unnamed member shows as a marked id: ids such as "lead", "l\\u0435ad", "lea\\u200Bd" or "reviewer/checker" never pass for names', async () => {
+    const page = await openFixture(context, site.url);
+    const v0 = (id) => ({ id, payload: { version: 0, childId: id, childCreatedAt: 1, mode: 'continuable', label: 'Historical' } });
+    const ids = ['lead', 'l\u0435ad', 'lea\u200Bd', 'reviewer/checker', 'a\u00A0b', 'x\uD83D\uDE00'];
+    const rows = await mount(page, {
+      id: 'root-ids',
+      children: [{ id: 's-rev', name: 'reviewer', children: [{ id: 's-chk', name: 'checker' }] }, ...ids.map(v0)],
+    });
+    const shown = await page.evaluate(() =>
+      [...window.el.shadowRoot.querySelectorAll('[role="treeitem"]')].map((li) => {
+        const row = li.querySelector(':scope > .row');
+        const name = row.querySelector(':scope > .name');
+        const mark = row.querySelector(':scope > .idmark');
+        return {
+          id: li.dataset.sessionId,
+          named: li.dataset.named,
+          text: name.textContent,
+          parts: name.getAttribute('part'),
+          mark: mark ? { text: mark.textContent, part: mark.getAttribute('part'), before: mark.nextElementSibling === name, visible: mark.checkVisibility() } : null,
+          font: getComputedStyle(name).fontFamily,
+          weight: getComputedStyle(name).fontWeight,
+          // What a reader sees on the row before the label: the mark (if any) and the name.
+          seen: [...row.children].slice(1, mark ? 3 : 2).map((e) => e.textContent).join(' '),
+          title: row.title,
+        };
+      }),
+    );
+    const byId = Object.fromEntries(shown.map((r) => [r.id, r]));
+    // Names: no mark, the name font.
+    for (const id of ['root-ids', 's-rev', 's-chk']) {
+      assert.equal(byId[id].mark, null, id);
+      assert.equal(byId[id].named, 'true', id);
+      assert.equal(byId[id].parts, 'name', id);
+    }
+    assert.deepEqual([byId['root-ids'].text, byId['s-chk'].text], ['lead', 'reviewer/checker']);
+    // Ids: an "id" mark right before the id, monospace, every character outside printable ASCII visible.
+    assert.deepEqual(
+      ids.map((id) => byId[id].text),
+      ['lead', 'l⟪U+0435⟫ad', 'lea⟪U+200B⟫d', 'reviewer/checker', 'a⟪U+00A0⟫b', 'x⟪U+1F600⟫'],
+    );
+    for (const id of ids) {
+      const r = byId[id];
+      assert.deepEqual(r.mark, { text: 'id', part: 'id-mark', before: true, visible: true }, id);
+      assert.equal(r.named, 'false', id);
+      assert.equal(r.parts, 'name id', id);
+      assert.match(r.font, /monospace/, id);
+      assert.notEqual(r.font, byId['s-chk'].font, id);
+      assert.ok(r.title.startsWith('id \u2068') && !/[\u200B\u0435\u00A0]/.test(r.title), r.title);
+    }
+    // Nothing an id shows equals anything a name shows.
+    const seenNames = new Set(['root-ids', 's-rev', 's-chk'].map((id) => byId[id].seen));
+    for (const id of ids) assert.ok(!seenNames.has(byId[id].seen), `${byId[id].seen} passes for a name`);
+    assert.equal(rows.find((r) => r.id === 'lead').name, 'lead', 'the data itself is unchanged');
+    // The API says which is which: nodeInfo and the select event.
+    const api = await page.evaluate(() => {
+      window.el.select('lead');
+      window.el.select('s-chk');
+      return { info: [window.el.nodeInfo('lead').named, window.el.nodeInfo('s-chk').named], selects: window.selects };
+    });
+    assert.deepEqual(api, {
+      info: [false, true],
+      selects: [{ sessionId: 'lead', name: 'lead', named: false }, { sessionId: 's-chk', name: 'reviewer/checker', named: true }],
+    });
+    await screenshot(page, 'element-ids', page.locator('subagent-tree'));
+    page.check();
+    await page.close();
+  });
+
+  test('the runtime methods are captured at load: a page script that patches SubagentRuntime.prototype later never receives the runtime', { skip: hasRuntime() ? false : 'no SubagentRuntime in pkg/ yet' }, async () => {
+    const page = await openFixture(context, site.url);
+    const result = await page.evaluate(async () => {
+      const { SubagentRuntime, MemoryStore } = window.lib;
+      const host = { async runTurn() { return { messages: ['done'] }; } };
+      const runtime = new SubagentRuntime({ store: new MemoryStore(), host });
+      const lead = await runtime.openRoot({});
+      await runtime.startActivation({ provider: 'spawn', parent: lead, name: 'writer', label: 'Write', prompt: 'go' }).result;
+      // Another script on the page, never given the runtime, patches the prototype.
+      const stolen = [];
+      const proto = SubagentRuntime.prototype;
+      const { listDescendants, on } = proto;
+      proto.listDescendants = function (...args) { stolen.push(this); return listDescendants.apply(this, args); };
+      proto.on = function (...args) { stolen.push(this); return on.apply(this, args); };
+      const el = document.createElement('subagent-tree');
+      el.runtime = runtime;
+      el.root = lead;
+      document.body.replaceChildren(el);
+      await el.ready;
+      await el.refresh();
+      await runtime.startActivation({ provider: 'spawn', parent: lead, name: 'reader', label: 'Read', prompt: 'go' }).result;
+      await runtime.waitForQuiescence(lead);
+      const names = window.items(el).map((r) => r.name);
+      // The page's own runtime-like objects still work through their own methods.
+      const fake = document.createElement('subagent-tree');
+      let calls = 0;
+      fake.runtime = { listDescendants: async () => { calls++; return []; }, on: () => () => {} };
+      fake.root = { sessionId: 'r', name: 'lead' };
+      document.body.append(fake);
+      await fake.ready;
+      return { stolen: stolen.length, names, calls };
+    });
+    assert.deepEqual(result, { stolen: 0, names: ['lead', 'writer', 'reader'], calls: 1 });
     page.check();
     await page.close();
   });

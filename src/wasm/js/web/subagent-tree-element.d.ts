@@ -23,6 +23,8 @@ export interface SubagentTreeSelectDetail {
   sessionId: string;
   /** Its full name (`lead`, `reviewer/checker`, or its Session id when unnamed). */
   name: string;
+  /** False when `name` is a Session id (a member written before names, or under one). */
+  named: boolean;
 }
 
 /**
@@ -36,7 +38,10 @@ export type SubagentTreeMemberState = 'running' | 'idle' | 'parked' | 'settled' 
 
 export interface SubagentTreeNodeInfo {
   sessionId: string;
+  /** Its full name, or its Session id when unnamed. */
   name: string;
+  /** False when `name` is a Session id (shown marked, as ASCII). */
+  named: boolean;
   kind: 'root' | 'child' | 'diagnostic';
   parentId: string | null;
   /** Edges from the root (the root is 0). */
@@ -68,12 +73,15 @@ export interface SubagentTreeEventMap extends Omit<HTMLElementEventMap, 'error' 
  * `<subagent-tree>`: renders one agent tree with ARIA tree roles and keyboard
  * navigation (Up/Down, Left/Right, Home/End, Enter/Space selects).
  * Attributes: `root-id`, `root-name`, `initial-depth`, `aria-label`.
- * Parts: `tree`, `item`, `row`, `toggle`, `name`, `label`, `badge`, `mode`,
+ * An unnamed member is shown by its Session id: an `id` mark (part `id-mark`),
+ * then the id in monospace (parts `name id`) with every character outside
+ * printable ASCII shown as `⟪U+0435⟫`, so no id passes for a name.
+ * Parts: `tree`, `item`, `row`, `toggle`, `name`, `id`, `id-mark`, `label`, `badge`, `mode`,
  * `activity` with the shown state (`running`, `idle`, `parked`, `settled`,
  * `error`, `inactive`), `reason`, `note`, `output` (`full` in the selected
  * row), `group`, `status`. Custom properties: `--subagent-tree-font`,
  * `-color`, `-muted`, `-accent`, `-indent`, `-hover`, `-selected`,
- * `-disabled`, `-running`, `-error` (each `--subagent-tree-…`).
+ * `-disabled`, `-running`, `-error`, `-id-mark` (each `--subagent-tree-…`).
  */
 export declare class SubagentTreeElement extends HTMLElement {
   /** A live runtime: rows carry activity and follow its events. Write-only: never read back. */
@@ -121,3 +129,6 @@ declare global {
 
 /** Tree text as the element shows it: bidi control characters replaced by visible `⟪U+202E⟫` marks. */
 export declare function visibleText(value: unknown): string;
+
+/** A Session id as the element shows it: every character outside printable ASCII replaced by a visible `⟪U+0435⟫` mark. */
+export declare function idText(value: unknown): string;

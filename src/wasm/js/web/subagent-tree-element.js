@@ -22,6 +22,9 @@
 // From a store alone the element needs only listing: it loads the small
 // `subagent-tree/lite` wasm on first use (a live runtime lists for itself,
 // so a runtime page never downloads the lite module).
+import { runtimeMethods } from './runtime-methods.js';
+
+const apply = Reflect.apply;
 let lite = null;
 const loadLite = () =>
   (lite ??= import('../lite-web.js').catch((e) => {
@@ -96,6 +99,12 @@ ul { list-style: none; margin: 0; padding: 0; }
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
 }
 [role="treeitem"][aria-selected="true"] > .row > .output { white-space: pre-wrap; overflow-wrap: anywhere; }
+/* A member shown by its Session id (it has no name): marked and monospace, so it never passes for a name. */
+.idmark {
+  flex: none; font-size: 0.72em; padding: 0 0.35em; border-radius: 3px;
+  background: var(--subagent-tree-id-mark, #e5e7eb); color: var(--_muted); font-family: ui-monospace, monospace;
+}
+.name.id { font-weight: 400; font-family: ui-monospace, monospace; }
 .note { color: #8a8f99; font-size: 0.8em; font-style: italic; }
 .status { padding: 0.4rem; color: #6b7280; }
 .status.error { color: var(--_error); }
@@ -121,6 +130,23 @@ const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
 /** Tree text as shown: every bidi control replaced by a visible mark. */
 export function visibleText(value) {
   return String(value).replace(BIDI_CONTROLS, (c) => `⟪U+${c.charCodeAt(0).toString(16).toUpperCase()}⟫`);
+}
+
+// Anything an id could use to look like another text: every character but printable ASCII.
+const NOT_PRINTABLE_ASCII = /[^\x21-\x7E]/gu;
+
+/**
+ * A Session id as shown: every character outside printable ASCII (confusable
+ * letters such as Cyrillic `е`, invisible ones such as U+200B, spaces, bidi
+ * controls) replaced by a visible `⟪U+0435⟫` mark.
+ */
+export function idText(value) {
+  return String(value).replace(NOT_PRINTABLE_ASCII, (c) => `⟪U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}⟫`);
+}
+
+/** A member's full name as shown; an unnamed member's is its Session id, marked as one. */
+function shownName(node) {
+  return node.named ? visibleText(node.fullName) : idText(node.fullName);
 }
 
 /** Text isolated from its neighbours, for an attribute such as `title` (FSI … PDI). */
@@ -184,6 +210,8 @@ export class SubagentTreeElement extends HTMLElement {
   }
 
   #runtime = null;
+  /** The runtime's `listDescendants` and `on`, fixed when it was set (see runtime-methods.js). */
+  #methods = null;
   #root = null;
   #store = null;
   #rootId = null;
@@ -255,6 +283,7 @@ export class SubagentTreeElement extends HTMLElement {
    */
   set runtime(value) {
     this.#runtime = value ?? null;
+    this.#methods = this.#runtime === null ? null : runtimeMethods(this.#runtime);
     this.#schedule();
   }
 
@@ -322,6 +351,7 @@ export class SubagentTreeElement extends HTMLElement {
     return {
       sessionId: n.id,
       name: n.fullName,
+      named: n.named,
       kind: n.kind,
       parentId: n.parentId,
       depth: n.depth,
@@ -370,8 +400,8 @@ export class SubagentTreeElement extends HTMLElement {
   }
 
   async #list(sessionId, limit, signal) {
-    if (this.#runtime && typeof this.#runtime.listDescendants === 'function') {
-      return this.#runtime.listDescendants(sessionId, { signal });
+    if (this.#runtime && this.#methods.listDescendants) {
+      return apply(this.#methods.listDescendants, this.#runtime, [sessionId, { signal }]);
     }
     if (!this.#store) throw new Error('<subagent-tree> needs a runtime or a store: set element.runtime (and element.root), or element.store and element.rootId');
     const store = limit === Infinity ? this.#store : depthLimitedStore(this.#store, sessionId, limit);
@@ -402,9 +432,9 @@ export class SubagentTreeElement extends HTMLElement {
     const controller = new AbortController();
     this.#controller = controller;
     this.#buffer = [];
-    if (this.#runtime && typeof this.#runtime.on === 'function') {
+    if (this.#runtime && this.#methods.on) {
       for (const type of LIVE_EVENTS) {
-        const off = this.#runtime.on(type, (detail) => this.applyEvent(type, detail), { root: rootId });
+        const off = apply(this.#methods.on, this.#runtime, [type, (detail) => this.applyEvent(type, detail), { root: rootId }]);
         if (typeof off === 'function') this.#unsubscribe.push(off);
       }
     }
@@ -653,10 +683,10 @@ export class SubagentTreeElement extends HTMLElement {
     const row = text('div', 'row', undefined, 'row');
     row.id = `${node.key}-row`;
     li.setAttribute('aria-labelledby', row.id);
-    row.append(
-      text('span', 'toggle', undefined, 'toggle'),
-      text('bdi', 'name', node.fullName, 'name'),
-    );
+    row.append(text('span', 'toggle', undefined, 'toggle'));
+    // An unnamed member is shown by its Session id: an `id` mark, then the id as ASCII.
+    if (!node.named) row.append(text('span', 'idmark', 'id', 'id-mark'));
+    row.append(text('bdi', node.named ? 'name' : 'name id', undefined, node.named ? 'name' : 'name id'));
     row.firstChild.setAttribute('aria-hidden', 'true');
     li.append(row);
     node.li = li;
@@ -671,6 +701,7 @@ export class SubagentTreeElement extends HTMLElement {
     const li = node.li;
     li.setAttribute('aria-level', String(node.depth + 1));
     li.dataset.name = node.fullName;
+    li.dataset.named = String(node.named);
     li.style.setProperty('--depth', String(node.depth));
     const disabled = node.kind === 'diagnostic';
     if (disabled) li.setAttribute('aria-disabled', 'true');
@@ -687,9 +718,12 @@ export class SubagentTreeElement extends HTMLElement {
     toggle.textContent = node.hasChildren ? (node.expanded ? '▾' : '▸') : '';
     toggle.classList.toggle('leaf', !node.hasChildren);
     // Everything after the name is rebuilt from data, as text.
-    while (row.childNodes.length > 2) row.lastChild.remove();
-    row.children[1].textContent = visibleText(node.fullName);
-    row.title = node.label ? `${isolated(node.fullName)}: ${isolated(node.label)}` : isolated(node.fullName);
+    const name = row.querySelector(':scope > .name');
+    while (row.lastChild !== name) row.lastChild.remove();
+    const shownAs = shownName(node);
+    name.textContent = shownAs;
+    const title = node.named ? `\u2068${shownAs}\u2069` : `id \u2068${shownAs}\u2069`;
+    row.title = node.label ? `${title}: ${isolated(node.label)}` : title;
     // Badges wrap as one group (to the next line when the row is narrow).
     const badges = text('span', 'badges', undefined, 'badges');
     if (node.kind === 'diagnostic') {
@@ -813,7 +847,7 @@ export class SubagentTreeElement extends HTMLElement {
 
   #emitSelect(node) {
     this.dispatchEvent(
-      new CustomEvent('select', { detail: { sessionId: node.id, name: node.fullName }, bubbles: true, composed: true }),
+      new CustomEvent('select', { detail: { sessionId: node.id, name: node.fullName, named: node.named }, bubbles: true, composed: true }),
     );
   }
 
