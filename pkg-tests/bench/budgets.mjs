@@ -11,6 +11,7 @@
 import { loadPackage } from './load.mjs';
 import { record } from './results.mjs';
 import { RUNS, median, time } from './timing.mjs';
+import { writeColdTree } from './trees.mjs';
 
 const { lib } = await loadPackage();
 const { SubagentRuntime, MemoryStore } = lib;
@@ -46,27 +47,8 @@ record('budget.message.budgeted', budgetUs);
 // ---- 2. opening a budgeted root of a cold tree ------------------------------------
 async function buildTree(budget) {
   const store = new MemoryStore();
-  let members = 1;
-  const write = async (id, parent, depth) => {
-    const events = [{ seq: 0, type: 'session/start', payload: { inheritedEventCount: 0, parentId: parent, rootId: 'root' } }];
-    if (budget && id === 'root') events.push({ seq: 1, type: 'subagent/budget', payload: { sessionId: 'root', budget } });
-    for (let t = 0; t < 3; t++) {
-      events.push({ seq: events.length, type: 'message/input', payload: { messageId: `m${t}`, source: { kind: 'user' }, content: [{ type: 'text', text: 'go' }], delivery: 'queue' } });
-      events.push({ seq: events.length, type: 'turn/start', payload: { input: [`m${t}`] } });
-      events.push({ seq: events.length, type: 'turn/end', payload: { stopReason: 'completed', output: [{ type: 'text', text: 'done' }], consumed: [`m${t}`], usage: { inputTokens: 1000, outputTokens: 200 } } });
-    }
-    const kids = depth < 3 ? Array.from({ length: 10 }, (_, i) => `${id}.${i}`) : [];
-    for (const [i, kid] of kids.entries()) {
-      events.push({ seq: events.length, type: 'subagent/catalog', payload: { version: 3, childId: kid, childCreatedAt: 1, mode: 'continuable', label: 'task', name: `agent-${i + 1}` } });
-    }
-    await store.append(id, events);
-    for (const kid of kids) {
-      members += 1;
-      await write(kid, id, depth + 1);
-    }
-  };
-  await write('root', undefined, 0);
-  return { store, members };
+  const rootEvents = budget ? [{ type: 'subagent/budget', payload: { sessionId: 'root', budget } }] : [];
+  return { store, members: await writeColdTree(store, { rootEvents }) };
 }
 const open = (store) => async () => {
   const runtime = new SubagentRuntime({ store, host: { runTurn: () => ({}) }, recovery: 'off' });

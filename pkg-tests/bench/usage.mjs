@@ -12,41 +12,14 @@
 import { loadPackage } from './load.mjs';
 import { record } from './results.mjs';
 import { RUNS, median, time } from './timing.mjs';
+import { writeColdTree } from './trees.mjs';
 
 const { lib } = await loadPackage();
 const { SubagentRuntime, MemoryStore, listDescendants } = lib;
 
 // ---- 1. a cold tree's totals vs its listing --------------------------------------
-async function buildTree() {
-  const store = new MemoryStore();
-  const turns = (seq0) => {
-    const out = [];
-    for (let t = 0; t < 3; t++) {
-      out.push({ seq: seq0 + out.length, type: 'message/input', payload: { messageId: `m${t}`, source: { kind: 'user' }, content: [{ type: 'text', text: 'go' }], delivery: 'queue' } });
-      out.push({ seq: seq0 + out.length, type: 'turn/start', payload: { input: [`m${t}`] } });
-      out.push({ seq: seq0 + out.length, type: 'turn/end', payload: { stopReason: 'completed', output: [{ type: 'text', text: 'done '.repeat(40) }], consumed: [`m${t}`], usage: { inputTokens: 1000 + t, outputTokens: 200 } } });
-    }
-    return out;
-  };
-  let members = 1;
-  const write = async (id, parent, depth) => {
-    const events = [{ seq: 0, type: 'session/start', payload: { inheritedEventCount: 0, parentId: parent, rootId: 'root' } }];
-    events.push(...turns(1));
-    const kids = depth < 3 ? Array.from({ length: 10 }, (_, i) => `${id}.${i}`) : [];
-    for (const [i, kid] of kids.entries()) {
-      events.push({ seq: events.length, type: 'subagent/catalog', payload: { version: 3, childId: kid, childCreatedAt: 1, mode: 'continuable', label: 'task', name: `agent-${i + 1}` } });
-    }
-    await store.append(id, events);
-    for (const kid of kids) {
-      members += 1;
-      await write(kid, id, depth + 1);
-    }
-  };
-  await write('root', undefined, 0);
-  return { store, members };
-}
-
-const { store, members } = await buildTree();
+const store = new MemoryStore();
+const members = await writeColdTree(store, { output: 'done '.repeat(40), inputTokens: (t) => 1000 + t });
 const listMs = await time(RUNS, () => listDescendants(store, 'root'));
 const usageMs = await time(RUNS, async () => {
   const runtime = new SubagentRuntime({ store, host: { runTurn: () => ({}) }, recovery: 'off' });

@@ -675,7 +675,17 @@ fn checked_content(limits: &crate::core::limits::Limits, content: Value) -> Resu
 
 /// The durable form of an accepted message.
 pub(crate) fn message_payload(m: &InboxMessage) -> Value {
-    let source = match &m.source {
+    Value::object([
+        ("messageId", Some(Value::from(m.id.as_str()))),
+        ("source", Some(source_value(&m.source))),
+        ("content", Some(m.content.clone())),
+        ("delivery", Some(Value::from(if m.scheduling == Scheduling::Steer { "steer" } else { "queue" }))),
+    ])
+}
+
+/// A message's `source` as stored and as hosts see it (one shape for both).
+pub fn source_value(source: &MessageSource) -> Value {
+    match source {
         MessageSource::User => Value::object([("kind", Some(Value::from("user")))]),
         MessageSource::AgentMessage { sender_session_id, sender_name } => Value::object([
             ("kind", Some(Value::from("agent-message"))),
@@ -700,13 +710,7 @@ pub(crate) fn message_payload(m: &InboxMessage) -> Value {
             ("structured", structured.clone()),
             ("diagnostic", diagnostic.as_deref().map(Value::from)),
         ]),
-    };
-    Value::object([
-        ("messageId", Some(Value::from(m.id.as_str()))),
-        ("source", Some(source)),
-        ("content", Some(m.content.clone())),
-        ("delivery", Some(Value::from(if m.scheduling == Scheduling::Steer { "steer" } else { "queue" }))),
-    ])
+    }
 }
 
 /// Writes of one settlement notice before it is given up (each one a store call).

@@ -58,7 +58,7 @@ pub mod text;
 pub mod tools;
 
 pub use budget::BudgetState;
-pub use deliver::{Held, InterruptReceipt};
+pub use deliver::{source_value, Held, InterruptReceipt};
 pub use lifecycle::WaitEnd;
 pub use member::{Agent, Delivery, InboxMessage, MessageSource, Scheduling, SteerInbox};
 pub use recovery::LOST_TURN;

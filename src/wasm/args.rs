@@ -41,29 +41,29 @@ pub(super) fn content_arg(value: &JsValue, what: &str, bytes: usize, limit: &'st
 }
 
 pub(super) fn opt_string(obj: &JsValue, key: &str, what: &str) -> Result<Option<String>> {
-    let v = get(obj, key, what)?;
-    if v.is_undefined() || v.is_null() {
-        Ok(None)
-    } else {
-        string_arg(&v, &format!("{what}.{key}")).map(Some)
-    }
+    opt_with(obj, key, what, string_arg)
 }
 
 pub(super) fn opt_id(obj: &JsValue, key: &str, what: &str) -> Result<Option<String>> {
-    let v = get(obj, key, what)?;
-    if v.is_undefined() || v.is_null() {
-        Ok(None)
-    } else {
-        id_arg(&v, &format!("{what}.{key}")).map(Some)
-    }
+    opt_with(obj, key, what, id_arg)
 }
 
 pub(super) fn opt_cwd(obj: &JsValue, key: &str, what: &str) -> Result<Option<String>> {
+    opt_with(obj, key, what, cwd_arg)
+}
+
+/// `obj[key]` read by `parse` (named `what.key` in its errors); absent when undefined or null.
+fn opt_with(
+    obj: &JsValue,
+    key: &str,
+    what: &str,
+    parse: fn(&JsValue, &str) -> Result<String>,
+) -> Result<Option<String>> {
     let v = get(obj, key, what)?;
     if v.is_undefined() || v.is_null() {
         Ok(None)
     } else {
-        cwd_arg(&v, &format!("{what}.{key}")).map(Some)
+        parse(&v, &format!("{what}.{key}")).map(Some)
     }
 }
 

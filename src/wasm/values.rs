@@ -5,7 +5,7 @@ use super::convert::{set, value_to_js};
 use crate::core::result::SubagentResult;
 use crate::runtime::ports::Provider;
 use crate::runtime::stream::event_type;
-use crate::runtime::{InboxMessage, LiveRow, MessageSource, RuntimeEvent, Scheduling};
+use crate::runtime::{source_value, InboxMessage, LiveRow, RuntimeEvent, Scheduling};
 use js_sys::Object;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -14,38 +14,7 @@ use wasm_bindgen::prelude::*;
 pub(super) fn message_to_js(m: &InboxMessage) -> JsValue {
     let obj = Object::new();
     set(&obj, "id", &JsValue::from_str(&m.id));
-    let source = Object::new();
-    match &m.source {
-        MessageSource::User => set(&source, "kind", &"user".into()),
-        MessageSource::AgentMessage { sender_session_id, sender_name } => {
-            set(&source, "kind", &"agent-message".into());
-            set(&source, "form", &"relay".into());
-            set(&source, "senderSessionId", &JsValue::from_str(sender_session_id));
-            set(&source, "senderName", &JsValue::from_str(sender_name));
-        }
-        MessageSource::SubagentSettled {
-            sender_session_id,
-            sender_name,
-            summary,
-            stop_reason,
-            structured,
-            diagnostic,
-        } => {
-            set(&source, "kind", &"subagent-settled".into());
-            set(&source, "form", &"notice".into());
-            set(&source, "summary", &JsValue::from_str(summary));
-            set(&source, "stopReason", &JsValue::from_str(stop_reason));
-            set(&source, "senderSessionId", &JsValue::from_str(sender_session_id));
-            set(&source, "senderName", &JsValue::from_str(sender_name));
-            if let Some(s) = structured {
-                set(&source, "structured", &value_to_js(s));
-            }
-            if let Some(d) = diagnostic {
-                set(&source, "diagnostic", &JsValue::from_str(d));
-            }
-        }
-    }
-    set(&obj, "source", &source);
+    set(&obj, "source", &value_to_js(&source_value(&m.source)));
     set(&obj, "content", &value_to_js(&m.content));
     set(&obj, "delivery", &(if m.scheduling == Scheduling::Steer { "steer" } else { "queue" }).into());
     set(&obj, "text", &JsValue::from_str(&crate::runtime::text::render_input(m)));
