@@ -300,41 +300,77 @@ fn a_missing_child_session_is_unavailable_and_stops_only_its_branch() {
     );
 }
 
-/// "An unreadable child catalog produces corrupt ... and stops only that
-/// branch": every kind of bad own catalog event hides the whole branch, even
-/// entries before the bad one, while siblings and cousins are still listed.
+/// A catalog entry that does not decode is one `corrupt` row carrying its
+/// event's `seq` and why (its `childId` as the row's id when that reads, else
+/// the empty id, which no Session has): the rest of its catalog, before and
+/// after it, is listed, and the bad entry's child is never read.
 #[test]
-fn a_corrupt_child_catalog_is_corrupt_and_stops_only_its_branch() {
+fn a_bad_catalog_entry_is_one_corrupt_row_and_the_rest_lists() {
     let bad_payloads = [
-        serde_json::json!({"version":3,"childId":"q","childCreatedAt":1,"mode":"continuable","label":"l"}),
-        serde_json::json!({"version":0,"childId":"q","childCreatedAt":1,"mode":"one-shot","extra":true}),
-        serde_json::json!({"version":4,"childId":"q","childCreatedAt":1,"mode":"one-shot"}),
-        serde_json::json!({"version":3,"childId":"q","childCreatedAt":1,"mode":"external","name":"lead"}),
-        serde_json::json!({"version":2,"childId":"q","childCreatedAt":1,"mode":"one-shot"}),
-        serde_json::json!("not an object"),
-        serde_json::json!(null),
+        (serde_json::json!({"version":3,"childId":"q","childCreatedAt":1,"mode":"continuable","label":"l"}), "q"),
+        (serde_json::json!({"version":0,"childId":"q","childCreatedAt":1,"mode":"one-shot","extra":true}), "q"),
+        (serde_json::json!({"version":4,"childId":"q","childCreatedAt":1,"mode":"one-shot"}), "q"),
+        (serde_json::json!({"version":3,"childId":"q","childCreatedAt":1,"mode":"external","name":"lead"}), "q"),
+        (serde_json::json!({"version":2,"childId":"q","childCreatedAt":1,"mode":"one-shot"}), "q"),
+        (
+            serde_json::json!({"version":3,"childId":"q","name":"z","$damaged":"event [2].payload.label is ill-formed"}),
+            "q",
+        ),
+        (serde_json::json!({"$damaged":"event [2].payload.childId is ill-formed"}), ""),
+        (serde_json::json!({"version":0,"childId":"","childCreatedAt":1,"mode":"one-shot"}), ""),
+        (serde_json::json!("not an object"), ""),
+        (serde_json::json!(null), ""),
     ];
-    for bad in bad_payloads {
+    for (bad, id) in bad_payloads {
         let mut t = Tree::new();
         t.add(ROOT, v3("a", "continuable", "alpha"))
             .add("a", v3("k", "continuable", "broken"))
-            .add("k", v3("hidden", "continuable", "hidden"))
+            .add("k", v3("shown", "continuable", "shown"))
             .push("k", subagent_tree::event::CATALOG, bad.clone())
+            .add("k", v3("after", "one-shot", "after"))
+            .add("q", v3("hidden", "continuable", "hidden"))
             .add("a", v3("a2", "continuable", "sibling"))
             .add(ROOT, v3("c", "continuable", "charlie"))
             .add("c", v3("c1", "one-shot", "cousin"));
         let rows = list_both(&t, ROOT);
+        let corrupt = format!("    {id} <k !corrupt@2");
         assert_rows(
             &rows,
             &[
                 "a <root continuable name=alpha path=alpha +",
-                "  k <a !corrupt",
+                "  k <a continuable name=broken path=alpha/broken +",
+                "    shown <k continuable name=shown path=alpha/broken/shown",
+                &corrupt,
+                "    after <k one-shot name=after path=alpha/broken/after",
                 "  a2 <a continuable name=sibling path=alpha/sibling",
                 "c <root continuable name=charlie path=charlie +",
                 "  c1 <c one-shot name=cousin path=charlie/cousin",
             ],
         );
+        let Some(Row::Diagnostic(d)) = rows.get(3) else { panic!("{bad}") };
+        let (_, detail) = d.entry.as_ref().unwrap();
+        assert!(detail.starts_with("event 2: "), "{detail}");
+        if bad.get("$damaged").is_some() {
+            assert!(detail.starts_with("event 2: damaged in the store: event [2].payload."), "{detail}");
+        }
     }
+}
+
+/// "An unreadable child catalog produces corrupt ... and stops only that
+/// branch": a child whose own `session/start` is damaged cannot show whose
+/// member it is, so its whole branch is one `corrupt` row.
+#[test]
+fn a_damaged_session_start_makes_its_branch_corrupt() {
+    let mut t = Tree::new();
+    t.add(ROOT, v3("a", "continuable", "alpha")).add(ROOT, v3("b", "continuable", "bravo"));
+    t.drop_session("a")
+        .push(
+            "a",
+            subagent_tree::event::SESSION_START,
+            serde_json::json!({"$damaged":"event [0].payload.parentId is ill-formed"}),
+        )
+        .add("a", v3("hidden", "continuable", "hidden"));
+    assert_rows(&list_both(&t, ROOT), &["a <root !corrupt", "b <root continuable name=bravo path=bravo"]);
 }
 
 /// "Query failures propagate" only for the root; a child read that fails is
@@ -709,20 +745,29 @@ fn a_root_read_failure_rejects() {
     }
 }
 
-/// A corrupt root catalog rejects with CORRUPT_CATALOG (it is not a branch).
+/// A bad entry in the root's catalog is one `corrupt` row like any other:
+/// the root's read succeeded, so the listing does not reject.
 #[test]
-fn a_corrupt_root_catalog_rejects() {
+fn a_bad_root_catalog_entry_is_one_row() {
     let mut t = Tree::new();
-    t.add(ROOT, v3("a", "continuable", "alpha")).push(
-        ROOT,
-        subagent_tree::event::CATALOG,
-        serde_json::json!({"version":3,"childId":"b","childCreatedAt":1,"mode":"one-shot","name":"Bad"}),
-    );
+    t.add(ROOT, v3("a", "continuable", "alpha"))
+        .push(
+            ROOT,
+            subagent_tree::event::CATALOG,
+            serde_json::json!({"version":3,"childId":"b","childCreatedAt":1,"mode":"one-shot","name":"Bad"}),
+        )
+        .add(ROOT, v3("c", "continuable", "charlie"));
     for (label, batch) in STRATEGIES {
         let store = Rc::new(t.store(batch));
-        let err = list(&store, ROOT).expect_err(label);
-        assert_eq!(err.code, ErrorCode::CorruptCatalog, "{label}: {err}");
-        assert_eq!(store.stats().read_manys + store.stats().reads, 1, "{label}");
+        let rows = list(&store, ROOT).expect(label);
+        assert_rows(
+            &rows,
+            &[
+                "a <root continuable name=alpha path=alpha",
+                "b <root !corrupt@2",
+                "c <root continuable name=charlie path=charlie",
+            ],
+        );
     }
 }
 
@@ -947,10 +992,14 @@ fn resolve_rejects_when_a_catalog_along_the_path_cannot_be_read() {
     let store = Rc::new(TestStore::new(named_tree().store(true)).failing(&["id-wri", "id-lnt"]));
     assert_eq!(resolve(&store, "reviewer/checker/deep").unwrap(), "id-deep");
 
+    // A bad entry along the path names nobody; the entries around it still resolve.
     let mut t = named_tree();
-    t.push("id-rev", subagent_tree::event::CATALOG, serde_json::json!({"version":0,"childId":"z"}));
+    t.push("id-rev", subagent_tree::event::CATALOG, serde_json::json!({"version":0,"childId":"z","name":"bad"}));
+    t.push("id-rev", subagent_tree::event::CATALOG, serde_json::json!({"$damaged":"ill-formed", "name":"worse"}));
     let store = Rc::new(t.store(false));
-    assert_eq!(resolve(&store, "reviewer/checker").unwrap_err().code, ErrorCode::CorruptCatalog);
+    assert_eq!(resolve(&store, "reviewer/checker").unwrap(), "id-chk");
+    assert_eq!(resolve(&store, "reviewer/bad").unwrap_err().code, ErrorCode::UnknownAgent);
+    assert_eq!(resolve(&store, "reviewer/worse").unwrap_err().code, ErrorCode::UnknownAgent);
     assert_eq!(resolve(&store, "writer/checker").unwrap(), "id-w1");
 }
 

@@ -78,6 +78,7 @@ export function failOn(inner, failId, how) {
       if (id !== failId) return inner.read(id, o);
       if (how === 'throw') throw new TypeError('cannot read ' + id);
       if (how === 'reject') return Promise.reject(new Error('gone'));
+      if (how === 'garbled') return [{ seq: 'zero', type: 'subagent/catalog', payload: {} }];
       return [{ seq: 0, type: 'subagent/catalog', payload: { version: 7 } }];
     },
   };
@@ -338,12 +339,15 @@ async fn store_failures_are_coded_with_the_original_cause() {
     let err = list(&failing("value", bad, JsValue::UNDEFINED), "root", JsValue::UNDEFINED).await.unwrap_err();
     assert_coded(&err, ErrorCode::CorruptCatalog);
     // A child's failure only marks its branch; the rest of the tree lists.
-    for how in ["throw", "reject", "value"] {
+    for how in ["throw", "reject", "garbled"] {
         let s = fail_on(store(&tree(), "sync", false), "a", how);
         let rows = list(&s, "root", JsValue::UNDEFINED).await.unwrap();
-        let expected = if how == "value" { "a!corrupt" } else { "a!unavailable" };
+        let expected = if how == "garbled" { "a!corrupt" } else { "a!unavailable" };
         assert_eq!(ids(&rows), [expected, "b", "c", "m!unavailable"], "{how}");
     }
+    // One entry that does not decode is one corrupt row (the empty id: its childId is missing).
+    let rows = list(&fail_on(store(&tree(), "sync", false), "a", "value"), "root", JsValue::UNDEFINED).await.unwrap();
+    assert_eq!(ids(&rows), ["a", "!corrupt", "b", "c", "m!unavailable"]);
 }
 
 #[wasm_bindgen_test]

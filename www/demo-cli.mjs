@@ -42,7 +42,9 @@ rows.forEach((row, i) => {
   const branch = last ? '└─ ' : '├─ ';
   let line;
   if (row.kind === 'diagnostic') {
-    line = `✗ ${row.id}  ${REASONS[row.reason]}`;
+    // A catalog entry that does not decode is a row of its own, with why (its id is '' when unreadable).
+    const who = row.id === '' ? `entry ${row.seq}` : row.id;
+    line = row.detail === undefined ? `✗ ${who}  ${REASONS[row.reason]}` : `✗ ${who}  corrupt entry: ${row.detail}`;
   } else {
     // The full name, or the Session id when this child or a creator above it has no name.
     const fullName = row.path ?? row.id;

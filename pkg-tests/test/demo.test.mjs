@@ -14,12 +14,12 @@ test('the demo prints the sample tree', () => {
     '│  ├─ reviewer/checker  one-shot  "Check the tests"',
     '│  │  └─ reviewer/checker/linter  one-shot',
     '├─ runner  external  "CI run on the build provider"  (external: a leaf, never read)',
-    '9 rows: 8 members, 1 diagnostic',
+    '10 rows: 9 members, 1 diagnostic',
     'resolveName("summary") -> UNKNOWN_AGENT: no agent named "summary" exists in this tree',
   ]) {
     assert.ok(lines.includes(expected), `missing line: ${expected}\n${out}`);
   }
   assert.ok(lines.some((l) => /^├─ [0-9a-f-]{36} {2}one-shot {2}\(historical, unnamed\)$/.test(l)), out);
   assert.ok(lines.some((l) => l.includes('(named "summary" under an unnamed creator)')), out);
-  assert.ok(lines.some((l) => /^└─ ✗ [0-9a-f-]{36} {2}corrupt: /.test(l)), out);
+  assert.ok(lines.some((l) => /^ {3}└─ ✗ x {2}corrupt entry: event \d+: catalog agent name "Not A Name" must be /.test(l)), out);
 });

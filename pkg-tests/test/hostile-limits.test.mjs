@@ -161,9 +161,19 @@ test('ids must be well-formed Unicode: lone surrogates are refused wherever ids 
   const store = new MemoryStore();
   await rejects(store.append('v-\uD800', []), 'INVALID_ARGUMENT');
   await rejects(store.read('v-\uDC00'), 'INVALID_ARGUMENT');
-  // Stored data holding an ill-formed child id is refused, not read lossily.
-  const bad = { append: async () => {}, read: async () => [{ seq: 0, type: 'subagent/catalog', payload: { version: 3, childId: 'k-\uD800', childCreatedAt: 1, mode: 'one-shot', name: 'k' } }] };
-  await rejects(listDescendants(bad, 'root'), 'CORRUPT_CATALOG', 'well-formed');
+  // Stored data holding an ill-formed child id is one corrupt row, never read lossily: its id is the
+  // empty id (no Session has it), so it cannot alias the log of 'k-\uFFFD' or of any other member.
+  const entry = (childId, name) => ({ version: 3, childId, childCreatedAt: 1, mode: 'external', name });
+  const bad = { append: async () => {}, read: async () => [
+    { seq: 0, type: 'subagent/catalog', payload: entry('k-\uD800', 'k') },
+    { seq: 1, type: 'subagent/catalog', payload: entry('k-\uFFFD', 'j') },
+  ] };
+  const rows = await listDescendants(bad, 'root');
+  assert.equal(rows.length, 2);
+  assert.deepEqual({ ...rows[0], detail: undefined }, { kind: 'diagnostic', id: '', parentId: 'root', depth: 1, reason: 'corrupt', seq: 0, detail: undefined });
+  assert.match(rows[0].detail, /^event 0: damaged in the store: payload\.childId is not well-formed Unicode/);
+  assert.equal(rows[1].id, 'k-\uFFFD');
+  assert.equal(rows[1].kind, 'child');
   await rootStillWorks(runtime, host, root);
 });
 

@@ -7,7 +7,7 @@ import { listDescendants, MemoryStore, SubagentError } from 'subagent-tree';
 import { c0, c1, c3, note, log, forkLog, memory, jsStore, withOverrides, counting, rejects, never, ids, STYLES } from './helpers.mjs';
 
 /** The fixture: a three-level named tree, a historical v0 branch, an external
- *  leaf, an unknown-mode entry, a corrupt catalog, a missing session, a
+ *  leaf, an unknown-mode entry, a catalog entry that does not decode, a missing session, a
  *  duplicate and two cycles. */
 function fixture() {
   return {
@@ -42,7 +42,8 @@ const EXPECTED = [
   { kind: 'child', id: 'ext', parentId: 'root', depth: 1, mode: 'external', name: 'runner', path: 'runner', hasChildren: false },
   { kind: 'diagnostic', id: 'hist', parentId: 'root', depth: 1, reason: 'unsupported' },
   { kind: 'child', id: 'histkid', parentId: 'hist', depth: 2, mode: 'one-shot', name: 'h', hasChildren: false },
-  { kind: 'diagnostic', id: 'brk', parentId: 'root', depth: 1, reason: 'corrupt' },
+  { kind: 'child', id: 'brk', parentId: 'root', depth: 1, mode: 'one-shot', name: 'broken', path: 'broken', hasChildren: true },
+  { kind: 'diagnostic', id: 'x', parentId: 'brk', depth: 2, reason: 'corrupt', seq: 0, detail: 'event 0: catalog payload v3 needs a name' },
   { kind: 'diagnostic', id: 'gone', parentId: 'root', depth: 1, reason: 'unavailable' },
 ];
 const READ_ONCE = ['root', 'rev', 'old', 'hist', 'brk', 'gone', 'chk', 'oldkid', 'histkid', 'deep'];
@@ -166,11 +167,14 @@ test('forks: the inherited prefix belongs to the parent', async () => {
   assert.deepEqual(await listDescendants(noisy, 'p'), rows);
 });
 
-test('a root without a log has no descendants; a root whose catalog is corrupt rejects', async () => {
+test('a root without a log has no descendants; a bad entry in the root catalog is one corrupt row', async () => {
   assert.deepEqual(await listDescendants(new MemoryStore(), 'nobody'), []);
   assert.deepEqual(await listDescendants(jsStore({ r: [] }), 'r'), []);
-  const e = await rejects(listDescendants(await memory({ r: fixture().brk }), 'r'), 'CORRUPT_CATALOG');
-  assert.ok(e.message.includes('event 0'), e.message);
+  for (const store of [await memory({ r: fixture().brk }), jsStore({ r: fixture().brk })]) {
+    assert.deepEqual(await listDescendants(store, 'r'), [
+      { kind: 'diagnostic', id: 'x', parentId: 'r', depth: 1, reason: 'corrupt', seq: 0, detail: 'event 0: catalog payload v3 needs a name' },
+    ]);
+  }
 });
 
 test('root read failures reject with PERSISTENCE_UNAVAILABLE and the original cause', async () => {
@@ -219,15 +223,17 @@ test('a child\'s failure stops only its branch', async () => {
     ['answers a number', () => 42, 'unavailable'],
     ['answers undefined (no session)', () => undefined, 'unavailable'],
     ['answers a malformed event', () => [{ seq: 'x', type: 'subagent/catalog' }], 'corrupt'],
-    ['answers a corrupt catalog', () => log([{ type: 'subagent/catalog', payload: { version: 3 } }]), 'corrupt'],
     ['answers with a SubagentError', () => { throw new SubagentError('UNAUTHORIZED', 'no'); }, 'unavailable'],
   ];
   for (const [how, read, reason] of cases) {
     const store = withOverrides(jsStore(fixture()), { rev: read });
     const rows = await listDescendants(store, 'root');
-    assert.deepEqual(ids(rows), [`rev!${reason}`, 'old', 'oldkid', 'ext', 'hist!unsupported', 'histkid', 'brk!corrupt', 'gone!unavailable'], how);
+    assert.deepEqual(ids(rows), [`rev!${reason}`, 'old', 'oldkid', 'ext', 'hist!unsupported', 'histkid', 'brk', 'x!corrupt', 'gone!unavailable'], how);
     assert.deepEqual(rows[0], { kind: 'diagnostic', id: 'rev', parentId: 'root', depth: 1, reason });
   }
+  // A catalog whose one entry does not decode: that entry is a row of its own (the empty id: no childId).
+  const store = withOverrides(jsStore(fixture()), { rev: () => log([{ type: 'subagent/catalog', payload: { version: 3 } }]) });
+  assert.deepEqual(ids(await listDescendants(store, 'root')).slice(0, 3), ['rev', '!corrupt', 'old']);
 });
 
 test('readMany answers: an Error for one id, a whole failure, a wrong length', async () => {
@@ -240,7 +246,7 @@ test('readMany answers: an Error for one id, a whole failure, a wrong length', a
   };
   // One failing id among many.
   const oneFails = many((ids, o, original) => ids.includes('rev') ? ids.map((id) => (id === 'rev' ? new Error('x') : base[id] ?? null)) : original(ids, o));
-  assert.deepEqual(ids(await listDescendants(oneFails, 'root')), ['rev!unavailable', 'old', 'oldkid', 'ext', 'hist!unsupported', 'histkid', 'brk!corrupt', 'gone!unavailable']);
+  assert.deepEqual(ids(await listDescendants(oneFails, 'root')), ['rev!unavailable', 'old', 'oldkid', 'ext', 'hist!unsupported', 'histkid', 'brk', 'x!corrupt', 'gone!unavailable']);
   // The whole first level fails (thrown, rejected, not an array, wrong length).
   for (const answer of [() => { throw new Error('down'); }, () => Promise.reject(new Error('down')), () => 'nope', () => [], () => [null]]) {
     const rows = await listDescendants(many((ids, o, original) => (ids.includes('rev') ? answer() : original(ids, o))), 'root');

@@ -78,7 +78,9 @@ test('store failures along the path reject; abort rejects with CANCELLED', async
   const read = failing.read;
   failing.read = (id, o) => (id === 'rev' ? Promise.reject(boom) : read(id, o));
   await rejects(resolveName(failing, 'root', 'reviewer/checker'), 'PERSISTENCE_UNAVAILABLE');
-  await rejects(resolveName(jsStore({ root: log([{ type: 'subagent/catalog', payload: {} }]) }), 'root', 'x'), 'CORRUPT_CATALOG');
+  // A catalog event that does not read at all fails the read; one entry that does not decode names nobody.
+  await rejects(resolveName({ read: () => [{ seq: 'zero', type: 'subagent/catalog', payload: {} }] }, 'root', 'x'), 'CORRUPT_CATALOG');
+  await rejects(resolveName(jsStore({ root: log([{ type: 'subagent/catalog', payload: { name: 'x' } }]) }), 'root', 'x'), 'UNKNOWN_AGENT');
 
   const reason = new Error('stop');
   const pre = await rejects(resolveName(jsStore(logs()), 'root', 'lead', { signal: AbortSignal.abort(reason) }), 'CANCELLED');

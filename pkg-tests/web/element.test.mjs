@@ -690,6 +690,65 @@ describe('<subagent-tree> over a store', () => {
     await page.close();
   });
 
+  test('one damaged catalog entry is one corrupt row: the rest of the tree shows, never "The tree could not be read"', async () => {
+    const page = await openFixture(context, site.url);
+    const result = await page.evaluate(async () => {
+      document.body.replaceChildren();
+      const inner = new window.lib.MemoryStore();
+      await window.seed(inner, {
+        id: 'root-d',
+        children: [
+          { id: 's-a', name: 'alpha', label: 'Fine', children: [{ id: 's-a1', name: 'one', label: 'Below' }] },
+          { id: 's-b', name: 'bravo', label: 'Damaged label' },
+          { id: 's-c', name: 'charlie', label: 'Damaged id' },
+          { id: 's-d', name: 'delta', label: 'Fine too' },
+        ],
+      });
+      // The store answers two catalog events with lone surrogates, as a corrupted disk would.
+      const store = {
+        append: (id, events) => inner.append(id, events),
+        async read(id, options) {
+          const events = await inner.read(id, options);
+          for (const e of events ?? []) {
+            if (e.type !== 'subagent/catalog') continue;
+            if (e.payload.childId === 's-b') e.payload.label = 'x\uD800';
+            if (e.payload.childId === 's-c') e.payload.childId = 's-\uDC00';
+          }
+          return events;
+        },
+      };
+      const el = document.createElement('subagent-tree');
+      el.store = store;
+      el.rootId = 'root-d';
+      document.body.append(el);
+      window.el = el;
+      await el.ready;
+      const error = el.shadowRoot.textContent.includes('could not be read');
+      const titles = Object.fromEntries(
+        [...el.shadowRoot.querySelectorAll('[role="treeitem"]')].map((li) => [li.dataset.sessionId, li.querySelector(':scope > .row').title]),
+      );
+      return { rows: window.items(el), error, titles };
+    });
+    assert.equal(result.error, false);
+    assert.deepEqual(
+      result.rows.map((r) => [r.name, r.level, r.reason ?? r.mode, r.disabled]),
+      [
+        ['lead', 1, undefined, null],
+        ['alpha', 2, 'continuable', null],
+        ['alpha/one', 3, 'continuable', null],
+        ['s-b', 2, 'corrupt', 'true'],
+        ['entry 6', 2, 'corrupt', 'true'],
+        ['delta', 2, 'continuable', null],
+      ],
+    );
+    // Why shows in the row's title; the entry whose id does not read aliases no Session.
+    assert.match(result.titles['s-b'], /payload\.label is not well-formed Unicode/);
+    assert.ok(!('s-\uFFFD' in result.titles) && !('' in result.titles));
+    await screenshot(page, 'element-damaged-entry', page.locator('subagent-tree'));
+    page.check();
+    await page.close();
+  });
+
   test('the runtime methods are captured at load: a page script that patches SubagentRuntime.prototype later never receives the runtime', { skip: hasRuntime() ? false : 'no SubagentRuntime in pkg/ yet' }, async () => {
     const page = await openFixture(context, site.url);
     const result = await page.evaluate(async () => {

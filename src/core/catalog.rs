@@ -149,21 +149,59 @@ pub fn decode_payload(payload: &Value) -> Result<CatalogEntry> {
     Ok(CatalogEntry { id, created_at, mode, label, name })
 }
 
+/// A catalog event that does not decode (bad data, or damaged in the store:
+/// see [`event::DAMAGED`]), with what could still be read of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DamagedEntry {
+    /// The event's position in the parent's log.
+    pub seq: u64,
+    /// Its `childId`, when that reads as a non-empty string.
+    pub id: Option<String>,
+    /// Its `name`, when that reads as a valid name: still taken among its
+    /// creator's children, so a new child never reuses it.
+    pub name: Option<AgentName>,
+    /// Why it does not decode (one sentence, starting `event {seq}: `).
+    pub detail: String,
+}
+
+/// One own catalog event: an entry, or what is left of one that does not decode.
+pub type Projected = std::result::Result<CatalogEntry, DamagedEntry>;
+
+fn decode_event(e: &SessionEvent) -> Projected {
+    let detail = match event::damaged(e) {
+        Some(why) => format!("event {}: damaged in the store: {why}", e.seq),
+        None => match decode_payload(&e.payload) {
+            Ok(entry) => return Ok(entry),
+            Err(err) => format!("event {}: {}", e.seq, err.message),
+        },
+    };
+    let text = |key| e.payload.get(key).and_then(Value::as_str);
+    Err(DamagedEntry {
+        seq: e.seq,
+        id: text("childId").filter(|id| !id.is_empty()).map(str::to_owned),
+        name: text("name").and_then(|n| AgentName::parse(n).ok()),
+        detail,
+    })
+}
+
+/// The catalog of a session entry by entry: its own `subagent/catalog`
+/// events in log order, each decoded on its own, so one bad event costs its
+/// own entry (a listing shows it as a `corrupt` row), not the catalog.
+pub fn project_each(events: &[SessionEvent], inherited_event_count: u64) -> Vec<Projected> {
+    events.iter().filter(|e| e.kind == event::CATALOG && e.seq >= inherited_event_count).map(decode_event).collect()
+}
+
 /// The catalog of a session: its own `subagent/catalog` events in log order.
 ///
 /// Events a fork inherited (`seq < inherited_event_count`) belong to the
 /// parent and are ignored; other event types are ignored. Duplicate ids are
-/// kept (listing skips them) so the projection stays a faithful fold.
+/// kept (listing skips them) so the projection stays a faithful fold. Strict:
+/// the first entry that does not decode is the error (see [`project_each`]).
 pub fn project(events: &[SessionEvent], inherited_event_count: u64) -> Result<Vec<CatalogEntry>> {
     events
         .iter()
         .filter(|e| e.kind == event::CATALOG && e.seq >= inherited_event_count)
-        .map(|e| {
-            decode_payload(&e.payload).map_err(|mut err| {
-                err.message = format!("event {}: {}", e.seq, err.message);
-                err
-            })
-        })
+        .map(|e| decode_event(e).map_err(|d| corrupt(d.detail)))
         .collect()
 }
 
@@ -293,6 +331,33 @@ mod tests {
         let ids = |entries: Vec<CatalogEntry>| entries.into_iter().map(|e| e.id).collect::<Vec<_>>();
         assert_eq!(ids(project(&events, 0).unwrap()), ["inherited", "b", "a", "b"]);
         assert_eq!(ids(project(&events, 1).unwrap()), ["b", "a", "b"]);
+    }
+
+    #[test]
+    fn each_entry_decodes_on_its_own_and_a_damaged_one_keeps_what_reads() {
+        let bad = SessionEvent::new(1, event::CATALOG, v(json!({"version":9,"childId":"x"})));
+        let damaged = SessionEvent::new(
+            2,
+            event::CATALOG,
+            v(json!({"version":3,"childId":"d","name":"reviewer","$damaged":"event [2].payload.label is ill-formed"})),
+        );
+        let nameless = SessionEvent::new(3, event::CATALOG, v(json!({"$damaged":"event [3].payload.childId ..."})));
+        let each = project_each(&[cat(0, "a"), bad, damaged, nameless, cat(4, "b")], 0);
+        assert_eq!(each.len(), 5);
+        assert_eq!(each[0].as_ref().unwrap().id, "a");
+        assert_eq!(each[4].as_ref().unwrap().id, "b");
+        let d = each[1].as_ref().unwrap_err();
+        assert_eq!((d.seq, d.id.as_deref(), d.name.is_none()), (1, Some("x"), true));
+        assert!(d.detail.starts_with("event 1: catalog payload version"), "{}", d.detail);
+        let d = each[2].as_ref().unwrap_err();
+        assert_eq!((d.id.as_deref(), d.name.as_ref().map(AgentName::as_str)), (Some("d"), Some("reviewer")));
+        assert!(d.detail.starts_with("event 2: damaged in the store: event [2].payload.label"), "{}", d.detail);
+        let d = each[3].as_ref().unwrap_err();
+        assert_eq!((d.id.as_deref(), d.name.as_ref()), (None, None));
+        // The strict projection fails on the first of them.
+        let err =
+            project(&[cat(0, "a"), SessionEvent::new(1, event::CATALOG, v(json!({"$damaged":"x"})))], 0).unwrap_err();
+        assert_eq!((err.code, err.message.as_str()), (ErrorCode::CorruptCatalog, "event 1: damaged in the store: x"));
     }
 
     #[test]

@@ -30,6 +30,19 @@ pub const SUBAGENT_USAGE: &str = "subagent/usage";
 /// budget of the tree (see [`crate::core::budget`]).
 pub const BUDGET: &str = "subagent/budget";
 
+/// The payload key that marks a damaged event: one a store answered with data
+/// that does not read (a lone surrogate, a getter that throws), kept in place
+/// of the event (its `seq` and `type`, the fields that did read, and this key
+/// saying why) so that one bad event costs its own entry, not the whole read.
+/// Only a read that asks for them ([`crate::core::store::ReadQuery::damaged`])
+/// gets such events; no writer ever stores this key.
+pub const DAMAGED: &str = "$damaged";
+
+/// Why `event` is damaged, when it is (see [`DAMAGED`]).
+pub fn damaged(event: &SessionEvent) -> Option<&str> {
+    event.payload.get(DAMAGED).and_then(Value::as_str)
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionEvent {
     pub seq: u64,

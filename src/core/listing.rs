@@ -10,7 +10,7 @@
 //! same rows, and duplicate ids and cycles are skipped at their later
 //! pre-order occurrence. Nothing here loads or resumes an agent.
 
-use crate::core::catalog::{self, CatalogEntry, Mode};
+use crate::core::catalog::{self, CatalogEntry, Mode, Projected};
 use crate::core::error::{ErrorCode, Result, SubagentError};
 use crate::core::event;
 use crate::core::hash::{HashMap, HashSet};
@@ -27,7 +27,8 @@ pub use crate::core::store::MAX_CONCURRENT_READS;
 /// Why a branch of the tree could not be shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DiagnosticReason {
-    /// The child's catalog holds data that does not decode.
+    /// The child's catalog holds data that does not decode, or its own
+    /// catalog entry does (then the row's `seq` and `detail` say which and why).
     Corrupt,
     /// The child's session is missing or its read failed.
     Unavailable,
@@ -226,10 +227,15 @@ impl Drop for Link {
 /// A branch shown as a diagnostic instead of a child.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DiagnosticRow {
+    /// The child's Session id; empty for a catalog entry whose `childId`
+    /// does not read (no Session has the empty id, so it aliases none).
     pub id: String,
     pub parent_id: String,
     pub depth: u32,
     pub reason: DiagnosticReason,
+    /// For a catalog entry that does not decode: its event's `seq` in the
+    /// parent's log, and why (one sentence).
+    pub entry: Option<(u64, String)>,
 }
 
 /// The full names of the current row's ancestors while rows are written in
@@ -311,7 +317,33 @@ pub async fn read_catalog_and_creator(
     signal: &Signal,
 ) -> Result<Option<(Vec<CatalogEntry>, Option<String>)>> {
     let query = ReadQuery::types(CATALOG_TYPES, signal);
-    decode_with_creator(signal.guard(store.read(session, &query)).await, &query)
+    let Some((entries, start)) = decode_with_creator(signal.guard(store.read(session, &query)).await, &query)? else {
+        return Ok(None);
+    };
+    let entries = entries
+        .into_iter()
+        .map(|e| e.map_err(|d| SubagentError::new(ErrorCode::CorruptCatalog, d.detail)))
+        .collect::<Result<_>>()?;
+    Ok(Some((entries, start.creator()?)))
+}
+
+/// What a log's own `session/start` says of its creator.
+enum Start {
+    /// No start (a log written before starts named creators), or one without a creator.
+    Unnamed,
+    Creator(String),
+    /// The start is damaged (see [`event::DAMAGED`]): membership cannot be checked.
+    Damaged(String),
+}
+
+impl Start {
+    fn creator(self) -> Result<Option<String>> {
+        match self {
+            Start::Unnamed => Ok(None),
+            Start::Creator(id) => Ok(Some(id)),
+            Start::Damaged(why) => Err(SubagentError::new(ErrorCode::CorruptCatalog, why)),
+        }
+    }
 }
 
 /// The rows a listing gives for the members `ids` (each a child of the one
@@ -347,34 +379,40 @@ pub fn chain(root: &str, above: Option<&ChildRow>, ids: &[String], catalogs: &[V
     Some(rows)
 }
 
-fn decode_read(read: ReadResult, query: &ReadQuery) -> Result<Option<Vec<CatalogEntry>>> {
+fn decode_read(read: ReadResult, query: &ReadQuery) -> Result<Option<Vec<Projected>>> {
     Ok(decode_with_creator(read, query)?.map(|(entries, _)| entries))
 }
 
-/// A read's catalog and the creator its own `session/start` names (a
-/// fork's inherited start is not its own; `None` for a log without one).
-fn decode_with_creator(read: ReadResult, query: &ReadQuery) -> Result<Option<(Vec<CatalogEntry>, Option<String>)>> {
+/// A read's catalog entry by entry and what its own `session/start` says of
+/// its creator (a fork's inherited start is not its own).
+fn decode_with_creator(read: ReadResult, query: &ReadQuery) -> Result<Option<(Vec<Projected>, Start)>> {
     let Some(mut events) = read? else { return Ok(None) };
     events.retain(|e| query.matches(e));
     let inherited = event::inherited_event_count(&events);
-    let creator = events
-        .iter()
-        .find(|e| e.kind == event::SESSION_START && e.seq == inherited)
-        .and_then(|e| e.payload.get("parentId"))
-        .and_then(crate::core::json::Value::as_str)
-        .map(str::to_owned);
-    Ok(Some((catalog::project(&events, inherited)?, creator)))
+    let start = match events.iter().find(|e| e.kind == event::SESSION_START && e.seq == inherited) {
+        Some(e) if event::damaged(e).is_some() => Start::Damaged(format!(
+            "event {}: the session/start is damaged in the store: {}",
+            e.seq,
+            event::damaged(e).unwrap_or_default()
+        )),
+        Some(e) => match e.payload.get("parentId").and_then(crate::core::json::Value::as_str) {
+            Some(id) => Start::Creator(id.to_owned()),
+            None => Start::Unnamed,
+        },
+        None => Start::Unnamed,
+    };
+    Ok(Some((catalog::project_each(&events, inherited), start)))
 }
 
 /// What became of one child catalog read: its entries and the creator its
 /// log names.
 enum Outcome {
-    Read(Vec<CatalogEntry>, Option<String>),
+    Read(Vec<Projected>, Option<String>),
     Failed(DiagnosticReason),
 }
 
 fn outcome(read: ReadResult, query: &ReadQuery) -> Outcome {
-    match decode_with_creator(read, query) {
+    match decode_with_creator(read, query).and_then(|r| r.map(|(e, start)| Ok((e, start.creator()?))).transpose()) {
         Ok(Some((entries, creator))) => Outcome::Read(entries, creator),
         Ok(None) => Outcome::Failed(DiagnosticReason::Unavailable),
         Err(e) if e.code == ErrorCode::CorruptCatalog => Outcome::Failed(DiagnosticReason::Corrupt),
@@ -388,14 +426,15 @@ fn outcome(read: ReadResult, query: &ReadQuery) -> Outcome {
 /// with reads of its own, in any way that hands each level's reads back in
 /// the order [`Lister::wants`] names them.
 ///
-/// The first level is the root alone, read with `read`: its failure, or a
-/// corrupt root catalog, fails the listing. Every later level is the
-/// not-yet-read, non-external children of the level before (each distinct id
-/// once), read with one `read_many` or one `read` each: a failed read there
-/// only marks its branch.
+/// The first level is the root alone, read with `read`: its failure fails
+/// the listing. Every later level is the not-yet-read, non-external children
+/// of the level before (each distinct id once), read with one `read_many` or
+/// one `read` each: a failed read there only marks its branch. Every read
+/// asks for damaged events: a catalog entry that does not decode, at any
+/// level, is one `corrupt` row and the rest of its catalog is shown.
 pub struct Lister {
     root: String,
-    root_entries: Option<Vec<CatalogEntry>>,
+    root_entries: Option<Vec<Projected>>,
     catalogs: HashMap<String, Outcome>,
     scheduled: HashSet<String>,
     level: Vec<String>,
@@ -410,7 +449,7 @@ impl Lister {
             catalogs: HashMap::default(),
             scheduled: HashSet::from_iter([root.to_owned()]),
             level: vec![root.to_owned()],
-            query: ReadQuery::types(CATALOG_TYPES, &Signal::new()),
+            query: ReadQuery { damaged: true, ..ReadQuery::types(CATALOG_TYPES, &Signal::new()) },
         }
     }
 
@@ -430,7 +469,7 @@ impl Lister {
     }
 
     /// The reads of [`Lister::wants`], in its order. At the root a failed
-    /// read or a corrupt catalog is the listing's error (a root with no log
+    /// read is the listing's error (a root with no log
     /// has no descendants); below it each read only decides its branch, and
     /// a batch that failed whole or answered the wrong number of sessions
     /// leaves each branch unavailable.
@@ -467,8 +506,8 @@ impl Lister {
         Ok(())
     }
 
-    fn schedule_children_of(&mut self, entries: &[CatalogEntry]) {
-        for entry in entries {
+    fn schedule_children_of(&mut self, entries: &[Projected]) {
+        for entry in entries.iter().flatten() {
             if entry.mode != Mode::External && self.scheduled.insert(entry.id.clone()) {
                 self.level.push(entry.id.clone());
             }
@@ -483,8 +522,8 @@ impl Lister {
 
 /// Lists every descendant reachable from `root`'s catalog, in stable pre-order.
 ///
-/// The root's own read failing, a corrupt root catalog, and cancellation reject;
-/// a root with no log has no descendants.
+/// The root's own read failing and cancellation reject; a root with no log
+/// has no descendants. An entry that does not decode is a `corrupt` row.
 pub async fn list_descendants(store: &dyn Store, root: &str, signal: &Signal) -> Result<Vec<Row>> {
     let mut lister = Lister::new(root);
     let query = ReadQuery { signal: signal.clone(), ..lister.query().clone() };
@@ -501,9 +540,9 @@ pub async fn list_descendants(store: &dyn Store, root: &str, signal: &Signal) ->
 
 /// Pre-order rows from catalogs already read. Iterative: a long chain must
 /// not exhaust the (small) wasm stack.
-fn assemble(root: &str, root_entries: &[CatalogEntry], catalogs: &HashMap<String, Outcome>) -> Vec<Row> {
+fn assemble(root: &str, root_entries: &[Projected], catalogs: &HashMap<String, Outcome>) -> Vec<Row> {
     struct Frame<'a> {
-        entries: &'a [CatalogEntry],
+        entries: &'a [Projected],
         next: usize,
         parent_id: &'a str,
         depth: u32,
@@ -519,13 +558,35 @@ fn assemble(root: &str, root_entries: &[CatalogEntry], catalogs: &HashMap<String
             continue;
         };
         frame.next += 1;
+        let entry = match entry {
+            Ok(entry) => entry,
+            // One entry that does not decode is one `corrupt` row; its child is never read.
+            Err(damaged) => {
+                if damaged.id.as_deref().is_none_or(|id| seen.insert(id)) {
+                    rows.push(Row::Diagnostic(DiagnosticRow {
+                        id: damaged.id.clone().unwrap_or_default(),
+                        parent_id: frame.parent_id.to_owned(),
+                        depth: frame.depth,
+                        reason: DiagnosticReason::Corrupt,
+                        entry: Some((damaged.seq, damaged.detail.clone())),
+                    }));
+                }
+                continue;
+            }
+        };
         if !seen.insert(&entry.id) {
             continue; // a repeated id or a cycle
         }
         let (parent_id, depth) = (frame.parent_id.to_owned(), frame.depth);
         let path = entry_path(&frame.path, entry);
         let diagnostic = |reason| {
-            Row::Diagnostic(DiagnosticRow { id: entry.id.clone(), parent_id: parent_id.clone(), depth, reason })
+            Row::Diagnostic(DiagnosticRow {
+                id: entry.id.clone(),
+                parent_id: parent_id.clone(),
+                depth,
+                reason,
+                entry: None,
+            })
         };
         let children = match (entry.mode, catalogs.get(&entry.id)) {
             (Mode::External, _) => None,
@@ -584,6 +645,7 @@ fn entry_row(entry: &CatalogEntry, parent_id: String, depth: u32, path: Option<F
             parent_id,
             depth,
             reason: DiagnosticReason::Unsupported,
+            entry: None,
         });
     }
     Row::Child(ChildRow {
@@ -628,7 +690,7 @@ impl Resolver {
             AgentRef::Session(id) => (Vec::new(), id),
             AgentRef::Path(segments) => (segments, root.to_owned()),
         };
-        let query = ReadQuery::types(CATALOG_TYPES, &Signal::new());
+        let query = ReadQuery { damaged: true, ..ReadQuery::types(CATALOG_TYPES, &Signal::new()) };
         Resolver { root: root.to_owned(), text: text.to_owned(), segments, found: 0, current, query, listing: None }
     }
 
@@ -678,7 +740,8 @@ impl Resolver {
         let entries = decode_read(read, &self.query)?.unwrap_or_default();
         let Some(segment) = self.segments.get(self.found) else { return Ok(()) };
         let last = self.found + 1 == self.segments.len();
-        match entries.into_iter().find(|e| e.name.as_ref() == Some(segment)) {
+        // An entry that does not decode names nobody (the listing shows it as a diagnostic).
+        match entries.into_iter().flatten().find(|e| e.name.as_ref() == Some(segment)) {
             Some(entry) if last || entry.mode != Mode::External => self.current = entry.id,
             // The root's own Session id, when no child bears it as a name: nothing more to read.
             _ if self.text == self.root => return self.resolve_to_text(),

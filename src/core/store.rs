@@ -22,11 +22,20 @@ pub struct ReadQuery {
     pub from_seq: u64,
     /// The caller's cancellation, forwarded to the store.
     pub signal: Signal,
+    /// Whether an event whose data does not read comes back damaged (see
+    /// [`crate::core::event::DAMAGED`]) instead of failing the whole read.
+    /// Only readers that give such an event an answer of its own ask.
+    pub damaged: bool,
 }
 
 impl ReadQuery {
     pub fn types(types: &[&str], signal: &Signal) -> ReadQuery {
-        ReadQuery { types: Some(types.iter().map(|t| t.to_string()).collect()), from_seq: 0, signal: signal.clone() }
+        ReadQuery {
+            types: Some(types.iter().map(|t| t.to_string()).collect()),
+            from_seq: 0,
+            signal: signal.clone(),
+            damaged: false,
+        }
     }
 
     /// Whether `event` passes this query's filters (stores may ignore them; readers re-check).

@@ -11,7 +11,7 @@
 use super::error::invalid;
 use crate::core::catalog::CatalogEntry;
 use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
-use crate::core::event::SessionEvent;
+use crate::core::event::{self, SessionEvent};
 use crate::core::json::{Value, MAX_SAFE_INTEGER};
 use crate::core::limits::{MAX_ID_BYTES, MAX_NESTING, MAX_READ_BYTES};
 use crate::core::listing::{FullName, PathStack, Row};
@@ -547,6 +547,63 @@ pub fn event_type(value: &JsValue) -> Option<String> {
     bounded_string(&kind, MAX_EVENT_TYPE_BYTES, "eventTypeBytes", true).ok().flatten()
 }
 
+fn event_field(value: &JsValue, key: &str) -> std::result::Result<JsValue, Refused> {
+    Reflect::get(value, &JsValue::from_str(key))
+        .map_err(|e| Refused::shape(format!(".{key} could not be read ({})", super::error::describe_thrown(&e))))
+}
+
+/// An event's `seq` and `type`.
+fn event_head(value: &JsValue) -> std::result::Result<(u64, String), Refused> {
+    let seq = event_field(value, "seq")?;
+    let seq = match seq.as_f64() {
+        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= MAX_SAFE_INTEGER => n as u64,
+        _ => return Err(Refused::shape(format!(".seq must be an integer >= 0, not {}", describe(&seq)))),
+    };
+    let kind = event_field(value, "type")?;
+    let Some(kind) =
+        bounded_string(&kind, MAX_EVENT_TYPE_BYTES, "eventTypeBytes", true).map_err(|r| r.prefixed(".type".into()))?
+    else {
+        return Err(Refused::shape(format!(".type must be a string, not {}", describe(&kind))));
+    };
+    Ok((seq, kind))
+}
+
+/// What is left of an event [`event_from_js`] refused for its payload's data
+/// (not its size): its `seq` and `type`, and a payload of the top-level fields
+/// that read on their own plus [`event::DAMAGED`] saying `why` (see
+/// [`event::damaged`]). `None` when the `seq` or `type` cannot be read, which
+/// leaves nothing to place the event by.
+pub fn damaged_event(value: &JsValue, budget: EventBudget, total: &mut usize, why: &str) -> Option<SessionEvent> {
+    let (seq, kind) = event_head(value).ok()?;
+    let payload = event_field(value, "payload").ok()?;
+    let payload_budget = Budget::new(budget.payload_bytes.min(*total), "eventPayloadBytes");
+    let mut meter = Meter::new(payload_budget);
+    let mut fields = Vec::new();
+    let keys = match is_array(&payload) {
+        Ok(false) if is_objectish(&payload) => object_keys(&payload).ok(),
+        _ => None,
+    };
+    for key in keys.iter().flat_map(Array::iter) {
+        let Some(name) = key.dyn_ref::<JsString>().and_then(|k| string_within(k, &mut meter).ok()) else { continue };
+        if name == event::DAMAGED {
+            continue;
+        }
+        let Ok(item) = Reflect::get(&payload, &key) else { continue };
+        if item.is_undefined() {
+            continue;
+        }
+        let mut trial = Meter { budget: meter.budget, left: meter.left };
+        if let Ok(item) = from_js(&item, 1, &mut trial) {
+            meter.left = trial.left;
+            fields.push((name, item));
+        }
+    }
+    meter.spend(why.len()).ok()?;
+    fields.push((event::DAMAGED.to_owned(), Value::from(why)));
+    *total = total.saturating_sub(payload_budget.bytes - meter.left + kind.len() + 8);
+    Some(SessionEvent { seq, kind, payload: Value::Object(fields) })
+}
+
 /// One event from JS. `Err` is a sentence fragment after the event's name.
 pub fn event_from_js(
     value: &JsValue,
@@ -560,17 +617,7 @@ pub fn event_from_js(
         Reflect::get(value, &JsValue::from_str(key))
             .map_err(|e| Refused::shape(format!(".{key} could not be read ({})", super::error::describe_thrown(&e))))
     };
-    let seq = field("seq")?;
-    let seq = match seq.as_f64() {
-        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= MAX_SAFE_INTEGER => n as u64,
-        _ => return Err(Refused::shape(format!(".seq must be an integer >= 0, not {}", describe(&seq)))),
-    };
-    let kind = field("type")?;
-    let Some(kind) =
-        bounded_string(&kind, MAX_EVENT_TYPE_BYTES, "eventTypeBytes", true).map_err(|r| r.prefixed(".type".into()))?
-    else {
-        return Err(Refused::shape(format!(".type must be a string, not {}", describe(&kind))));
-    };
+    let (seq, kind) = event_head(value)?;
     let payload_budget = Budget::new(budget.payload_bytes.min(*total), "eventPayloadBytes");
     let mut meter = Meter::new(payload_budget);
     let payload = from_js(&field("payload")?, 0, &mut meter).map_err(|e| {
@@ -666,6 +713,10 @@ impl RowsToJs {
                 set(&obj, "parentId", &JsValue::from_str(&d.parent_id));
                 set(&obj, "depth", &JsValue::from_f64(d.depth.into()));
                 set(&obj, "reason", &JsValue::from_str(d.reason.as_str()));
+                if let Some((seq, detail)) = &d.entry {
+                    set(&obj, "seq", &JsValue::from_f64(*seq as f64));
+                    set(&obj, "detail", &JsValue::from_str(detail));
+                }
             }
         }
         obj.into()

@@ -202,6 +202,11 @@ pub fn rows_to_js(rows: &[Row]) -> Result<JsValue, JsValue> {
                 out.push_str(",\"depth\":");
                 push_integer(&mut out, d.depth.into());
                 field(&mut out, "reason", d.reason.as_str());
+                if let Some((seq, detail)) = &d.entry {
+                    out.push_str(",\"seq\":");
+                    push_integer(&mut out, *seq);
+                    field(&mut out, "detail", detail);
+                }
                 out.push('}');
             }
         }

@@ -8,8 +8,8 @@
 //! - [`WasmMemoryStore`] is the exported `MemoryStore` class over the core one.
 
 use super::convert::{
-    count_arg, describe, event_from_js, event_type, events_to_js, id_arg, is_objectish, option, options_arg, set,
-    strings_arg, EventBudget,
+    count_arg, damaged_event, describe, event_from_js, event_type, events_to_js, id_arg, is_objectish, option,
+    options_arg, set, strings_arg, EventBudget,
 };
 use super::error::{from_thrown, invalid, settle, to_js};
 use super::signal::Link;
@@ -137,13 +137,25 @@ fn parse_read(value: &JsValue, method: &str, session: &str, query: &ReadQuery, b
                 }
             }
         }
-        let event: SessionEvent = event_from_js(&item, budget, &mut total).map_err(|e| match e.code {
-            ErrorCode::LimitExceeded => SubagentError::new(
-                e.code,
-                format!("{method} returned an event for session {} that is too large: event [{i}]{e}", quote(session)),
-            ),
-            _ => corrupt(format!("event [{i}]{e}")),
-        })?;
+        let event: SessionEvent = match event_from_js(&item, budget, &mut total) {
+            Ok(event) => event,
+            Err(e) if e.code == ErrorCode::LimitExceeded => {
+                return Err(SubagentError::new(
+                    e.code,
+                    format!(
+                        "{method} returned an event for session {} that is too large: event [{i}]{e}",
+                        quote(session)
+                    ),
+                ))
+            }
+            Err(e) => {
+                let why = e.to_string();
+                match query.damaged.then(|| damaged_event(&item, budget, &mut total, why.trim_start_matches('.'))) {
+                    Some(Some(event)) => event,
+                    _ => return Err(corrupt(format!("event [{i}]{why}"))),
+                }
+            }
+        };
         if events.try_reserve(1).is_err() {
             return Err(corrupt(format!("{} events are more than the heap holds", items.length())));
         }
@@ -331,7 +343,7 @@ fn query_from_options(options: Option<&JsValue>, with_from_seq: bool) -> Result<
     } else {
         0
     };
-    Ok(ReadQuery { types, from_seq, signal: Signal::new() })
+    Ok(ReadQuery { types, from_seq, signal: Signal::new(), damaged: false })
 }
 
 /// A promise settled now by a synchronous outcome.

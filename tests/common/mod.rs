@@ -317,7 +317,10 @@ pub fn render(rows: &[Row]) -> Vec<String> {
                     }
                     line
                 }
-                Row::Diagnostic(d) => format!("{indent}{} <{} !{}", d.id, d.parent_id, d.reason.as_str()),
+                Row::Diagnostic(d) => {
+                    let at = d.entry.as_ref().map_or_else(String::new, |(seq, _)| format!("@{seq}"));
+                    format!("{indent}{} <{} !{}{at}", d.id, d.parent_id, d.reason.as_str())
+                }
             }
         })
         .collect()

@@ -83,13 +83,22 @@ export interface ChildRow {
 /** Why a row is a diagnostic: `foreign` is a catalog entry whose child's own log names another creator (never shown, resumed or written). */
 export type DiagnosticReason = "corrupt" | "unavailable" | "unsupported" | "foreign";
 
-/** A branch that could not be shown: `corrupt` data, an `unavailable` session, or an `unsupported` (unknown-mode) entry. */
+/**
+ * A branch that could not be shown: `corrupt` data, an `unavailable` session, or an `unsupported` (unknown-mode) entry.
+ * A catalog entry that does not decode (bad or damaged data in the store) is one `corrupt` row with `seq` and
+ * `detail`; the rest of its catalog is listed.
+ */
 export interface DiagnosticRow {
   kind: "diagnostic";
+  /** The child's Session id; `""` when the entry's `childId` cannot be read (no Session has that id). */
   id: string;
   parentId: string;
   depth: number;
   reason: DiagnosticReason;
+  /** For an entry that does not decode: its event's `seq` in the parent's log. */
+  seq?: number;
+  /** For an entry that does not decode: why, in one sentence. */
+  detail?: string;
 }
 
 export type Row = ChildRow | DiagnosticRow;

@@ -144,8 +144,12 @@ export function idText(value) {
   return String(value).replace(NOT_PRINTABLE_ASCII, (c) => `⟪U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}⟫`);
 }
 
-/** A member's full name as shown; an unnamed member's is its Session id, marked as one. */
+/**
+ * A member's full name as shown; an unnamed member's is its Session id, marked as one; a catalog entry
+ * whose id does not read shows as `entry N` (N its event's seq: the space keeps it from passing for a name).
+ */
 function shownName(node) {
+  if (node.unread) return node.fullName;
   return node.named ? visibleText(node.fullName) : idText(node.fullName);
 }
 
@@ -500,8 +504,9 @@ export class SubagentTreeElement extends HTMLElement {
     }
   }
 
-  #makeNode({ kind, id, parentId, depth, mode, label, name, reason, fullName, named }) {
+  #makeNode({ kind, id, parentId, depth, mode, label, name, reason, fullName, named, unread = false }) {
     const node = {
+      unread,
       key: `n${++this.#serial}`,
       kind,
       id,
@@ -542,19 +547,25 @@ export class SubagentTreeElement extends HTMLElement {
         parent.children = null;
         continue;
       }
-      if (this.#nodes.has(row.id)) continue;
+      // A catalog entry whose child id does not read has the empty id: it is keyed by its place
+      // instead, behind a lone surrogate so that no Session id (always well-formed) can equal it.
+      const unread = row.kind === 'diagnostic' && row.id === '';
+      const id = unread ? `\uD800${row.parentId}#${row.seq}` : row.id;
+      if (this.#nodes.has(id)) continue;
       const named = parent.named && typeof row.name === 'string' && row.kind === 'child';
       const node = this.#makeNode({
         kind: row.kind === 'diagnostic' ? 'diagnostic' : 'child',
-        id: row.id,
+        id,
         parentId: parent.id,
         depth: base.depth + row.depth,
         mode: row.mode,
-        label: row.label,
+        // A diagnostic's detail (why its entry does not decode) shows where a label would.
+        label: row.kind === 'diagnostic' ? row.detail : row.label,
         name: row.name,
         reason: row.reason,
-        fullName: named ? joinName(parent.fullName, row.name) : row.id,
+        fullName: named ? joinName(parent.fullName, row.name) : unread ? `entry ${row.seq}` : row.id,
         named,
+        unread,
       });
       if (row.kind === 'child' && row.hasChildren) {
         node.hasChildren = true;
@@ -685,7 +696,7 @@ export class SubagentTreeElement extends HTMLElement {
     li.setAttribute('aria-labelledby', row.id);
     row.append(text('span', 'toggle', undefined, 'toggle'));
     // An unnamed member is shown by its Session id: an `id` mark, then the id as ASCII.
-    if (!node.named) row.append(text('span', 'idmark', 'id', 'id-mark'));
+    if (!node.named && !node.unread) row.append(text('span', 'idmark', 'id', 'id-mark'));
     row.append(text('bdi', node.named ? 'name' : 'name id', undefined, node.named ? 'name' : 'name id'));
     row.firstChild.setAttribute('aria-hidden', 'true');
     li.append(row);
@@ -722,7 +733,7 @@ export class SubagentTreeElement extends HTMLElement {
     while (row.lastChild !== name) row.lastChild.remove();
     const shownAs = shownName(node);
     name.textContent = shownAs;
-    const title = node.named ? `\u2068${shownAs}\u2069` : `id \u2068${shownAs}\u2069`;
+    const title = node.named || node.unread ? `\u2068${shownAs}\u2069` : `id \u2068${shownAs}\u2069`;
     row.title = node.label ? `${title}: ${isolated(node.label)}` : title;
     // Badges wrap as one group (to the next line when the row is narrow).
     const badges = text('span', 'badges', undefined, 'badges');
