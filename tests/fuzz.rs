@@ -635,6 +635,12 @@ fn fuzz_projection() {
     let slot = prop_oneof![
         4 => valid_payload().prop_map(Slot::Catalog),
         1 => any_value().prop_filter_map("corrupt", |v| catalog::decode_payload(&v).is_err().then_some(Slot::Corrupt(v))),
+        // What a store bridge hands over for an event that did not read whole: always bad.
+        1 => valid_payload().prop_map(|p| {
+            let mut fields = p.as_object().unwrap_or_default().to_vec();
+            fields.push((event::DAMAGED.to_owned(), Value::from("payload.label is not well-formed Unicode")));
+            Slot::Corrupt(Value::Object(fields))
+        }),
         1 => (0u64..12).prop_map(Slot::Start),
         1 => prop::sample::select(vec!["message/user", "message/assistant", "subagent/catalog2", "Subagent/catalog"])
             .prop_map(String::from)
@@ -683,6 +689,27 @@ fn fuzz_projection() {
                 catalog::project_log(&events),
                 catalog::project(&events, event::inherited_event_count(&events))
             );
+            // Entry by entry: one item per own catalog event, bad ones where they are, the rest as decoded.
+            let each = catalog::project_each(&events, inherited);
+            let own_catalog: Vec<&(u64, &Slot)> =
+                own.iter().filter(|(_, s)| matches!(s, Slot::Catalog(_) | Slot::Corrupt(_))).collect();
+            prop_assert_eq!(each.len(), own_catalog.len());
+            for (item, (seq, slot)) in each.iter().zip(own_catalog) {
+                match (item, slot) {
+                    (Ok(entry), Slot::Catalog(p)) => {
+                        prop_assert_eq!(Some(entry.clone()), catalog::decode_payload(p).ok())
+                    }
+                    (Err(d), Slot::Corrupt(_)) => {
+                        prop_assert_eq!(d.seq, *seq);
+                        prop_assert!(d.detail.starts_with(&format!("event {seq}: ")), "{}", d.detail);
+                        prop_assert!(d.id.as_deref().is_none_or(|id| !id.is_empty()));
+                    }
+                    (item, slot) => prop_assert!(false, "{:?} for {:?}", item, slot),
+                }
+            }
+            if let (Err(e), Some(Err(d))) = (catalog::project(&events, inherited), each.iter().find(|i| i.is_err())) {
+                prop_assert_eq!(e.message, d.detail.clone());
+            }
             Ok(())
         },
     );

@@ -185,7 +185,8 @@ pub(crate) type Budgets = HashMap<String, Budget>;
 /// event that does not read as one is skipped (a stored log never stops a
 /// tree from opening).
 pub(crate) fn fold<'a>(budgets: &mut Budgets, events: impl IntoIterator<Item = &'a SessionEvent>) {
-    for e in events.into_iter().filter(|e| e.kind == event::BUDGET) {
+    // A damaged record changes nothing (its budget did not read: never read as cleared).
+    for e in events.into_iter().filter(|e| e.kind == event::BUDGET && event::damaged(e).is_none()) {
         let Some(id) = e.payload.get("sessionId").and_then(Value::as_str) else { continue };
         match e.payload.get("budget") {
             None | Some(Value::Null) => {

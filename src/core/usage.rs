@@ -246,7 +246,7 @@ pub const USAGE_TYPES: &[&str] =
 /// the rows, and each read log's [`LogUsage`] by Session id.
 pub async fn list_with_usage(store: &dyn Store, root: &str, signal: &Signal) -> Result<(Vec<Row>, Logs)> {
     let mut lister = Lister::new(root);
-    let query = ReadQuery::types(USAGE_TYPES, signal);
+    let query = ReadQuery { damaged: true, ..ReadQuery::types(USAGE_TYPES, signal) };
     let mut logs = Logs::default();
     while !lister.wants().is_empty() {
         let ids = lister.wants().to_vec();
@@ -356,8 +356,10 @@ pub fn roll_up(root: &str, rows: &[Row], logs: &Logs, lost: impl Fn(&str) -> boo
 /// A `turn/end`'s usage and whether it is known; `None` for an end that ran
 /// no turn (stopped before its host saw it: it consumed nothing).
 pub fn turn_usage(payload: &Value) -> Option<(Option<Usage>, bool)> {
-    let unknown = payload.get("usageUnknown").and_then(Value::as_bool) == Some(true);
     let usage = payload.get("usage").and_then(|u| Usage::from_value(u, "usage").ok());
+    // A damaged end whose usage did not read spent an unknown amount.
+    let unknown = payload.get("usageUnknown").and_then(Value::as_bool) == Some(true)
+        || (usage.is_none() && payload.get(event::DAMAGED).is_some());
     let consumed = payload.get("consumed").and_then(Value::as_array).is_some_and(|ids| !ids.is_empty());
     (consumed || usage.is_some() || unknown).then_some((usage, !unknown))
 }

@@ -719,14 +719,32 @@ const NOTICE_ATTEMPTS: usize = 8;
 /// Decodes a stored message; `None` for a malformed one (skipped, never a crash).
 pub(crate) fn decode_message(payload: &Value) -> Option<InboxMessage> {
     let id = payload.get("messageId")?.as_str()?.to_owned();
-    let content = payload.get("content")?.clone();
     let scheduling = match payload.get("delivery").and_then(Value::as_str) {
         Some("steer") => Scheduling::Steer,
         _ => Scheduling::Queue,
     };
-    let src = payload.get("source")?;
+    let whole = payload.get("content").cloned().zip(payload.get("source").and_then(decode_source));
+    match (whole, payload.get(event::DAMAGED).and_then(Value::as_str)) {
+        (Some((content, source)), _) => Some(InboxMessage { id, source, content, scheduling }),
+        // A damaged message (see `event::DAMAGED`) whose text or sender did not read is still
+        // input its turn answers: the model is told what could not be read, never handed a
+        // guess, and the message is consumed like any other (never delivered twice).
+        (None, Some(why)) => Some(InboxMessage {
+            id,
+            source: MessageSource::User,
+            content: Value::from(format!(
+                "(A message to you could not be read from the session store and is not shown: {why}. \
+                 Its sender may need to send it again.)"
+            )),
+            scheduling,
+        }),
+        (None, None) => None,
+    }
+}
+
+fn decode_source(src: &Value) -> Option<MessageSource> {
     let text = |k: &str| src.get(k).and_then(Value::as_str).map(str::to_owned);
-    let source = match src.get("kind")?.as_str()? {
+    Some(match src.get("kind")?.as_str()? {
         "agent-message" => MessageSource::AgentMessage {
             sender_session_id: text("senderSessionId")?,
             sender_name: text("senderName").unwrap_or_default(),
@@ -740,18 +758,26 @@ pub(crate) fn decode_message(payload: &Value) -> Option<InboxMessage> {
             diagnostic: text("diagnostic"),
         },
         _ => MessageSource::User,
-    };
-    Some(InboxMessage { id, source, content, scheduling })
+    })
 }
 
-/// The message ids the recorded turns among `events` consumed.
+/// The message ids the recorded turns among `events` (in log order) consumed.
+/// A damaged turn end whose list did not read consumed every message accepted
+/// before it: at most once, as a lost turn's input, never delivered twice.
 pub(crate) fn consumed_ids<'a>(events: impl Iterator<Item = &'a SessionEvent>) -> HashSet<&'a str> {
-    events
-        .filter(|e| e.kind == event::TURN_END)
-        .filter_map(|e| e.payload.get("consumed").and_then(Value::as_array))
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect()
+    let (mut accepted, mut consumed) = (Vec::new(), HashSet::default());
+    for e in events {
+        match e.kind.as_str() {
+            event::MESSAGE => accepted.extend(e.payload.get("messageId").and_then(Value::as_str)),
+            event::TURN_END => match e.payload.get("consumed").and_then(Value::as_array) {
+                Some(ids) => consumed.extend(ids.iter().filter_map(Value::as_str)),
+                None if event::damaged(e).is_some() => consumed.extend(accepted.iter().copied()),
+                None => {}
+            },
+            _ => {}
+        }
+    }
+    consumed
 }
 
 /// Own messages never consumed by a recorded turn, in acceptance order.

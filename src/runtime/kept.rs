@@ -214,11 +214,7 @@ impl LogSummary {
     /// Folds the events from `len` on (contiguous, checked by the caller) into the summary.
     fn fold(&mut self, tail: &[SessionEvent]) -> Result<()> {
         let own: Vec<&SessionEvent> = tail.iter().filter(|e| e.seq >= self.inherited).collect();
-        for entry in crate::core::catalog::project(tail, self.inherited)? {
-            if let Some(name) = entry.name {
-                self.child_names.insert(name.into_string());
-            }
-        }
+        self.child_names.extend(super::taken_names(&crate::core::catalog::project_each(tail, self.inherited)));
         if let Some(cwd) = own.iter().rev().find_map(|e| match e.kind.as_str() {
             event::CWD | event::SESSION_START => e.payload.get("cwd").and_then(Value::as_str).map(str::to_owned),
             _ => None,
@@ -257,7 +253,7 @@ impl Runtime {
     pub(crate) async fn load_log_kept(&self, id: &str) -> Result<LoadedLog> {
         let summary = self.0.kept.borrow_mut().summary(id);
         if let Some(summary) = summary {
-            let query = ReadQuery { from_seq: summary.len.saturating_sub(1), ..ReadQuery::default() };
+            let query = ReadQuery { from_seq: summary.len.saturating_sub(1), damaged: true, ..ReadQuery::default() };
             let events = self.0.store.read(id, &query).await?;
             if let Some(loaded) = self.fold_tail(id, summary, events)? {
                 return Ok(loaded);
@@ -266,7 +262,9 @@ impl Runtime {
             // the next resumes list their trees again.
             self.0.kept.borrow_mut().forget_rows();
         }
-        let events = self.0.store.read(id, &ReadQuery::default()).await?.unwrap_or_default();
+        // Damaged events cost what `LoadedLog::from_events` says, not the whole log.
+        let query = ReadQuery { damaged: true, ..ReadQuery::default() };
+        let events = self.0.store.read(id, &query).await?.unwrap_or_default();
         let loaded = LoadedLog::from_events(id, &events)?;
         self.keep_log(id, LogSummary::of(&loaded, event::inherited_event_count(&events), events.last()));
         Ok(loaded)
@@ -303,8 +301,9 @@ impl Runtime {
                 id = Quoted(id)
             ));
         }
-        // A new start marker may move the inherited prefix.
-        if tail.iter().any(|e| e.kind == event::SESSION_START) {
+        // A new start marker may move the inherited prefix; a damaged event
+        // (a turn end's list, say) is for a full read to weigh.
+        if tail.iter().any(|e| e.kind == event::SESSION_START || event::damaged(e).is_some()) {
             return Ok(None);
         }
         summary.fold(&tail)?;

@@ -1253,8 +1253,17 @@ impl LoadedLog {
                 ));
             }
         }
+        if let Some(e) = events.iter().find(|e| refuses_load(e)) {
+            return Err(crate::err!(
+                NotResumable,
+                "session {id} cannot be opened: its {} (event {}) is damaged in the store: {}",
+                e.kind,
+                e.seq,
+                event::damaged(e).unwrap_or_default(),
+                id = Quoted(id)
+            ));
+        }
         let inherited = event::inherited_event_count(events);
-        let catalog = crate::core::catalog::project(events, inherited)?;
         let start = events
             .iter()
             .rev()
@@ -1267,7 +1276,7 @@ impl LoadedLog {
         });
         Ok(LoadedLog {
             len: events.len() as u64,
-            child_names: catalog.into_iter().filter_map(|e| e.name.map(|n| n.into_string())).collect(),
+            child_names: taken_names(&crate::core::catalog::project_each(events, inherited)),
             cwd,
             start,
             pending: deliver::pending_messages(events),
@@ -1295,6 +1304,29 @@ pub(crate) fn rerun_streak<'a>(mut streak: u32, own: impl Iterator<Item = &'a Se
         streak = if unknown && !consumed { streak.saturating_add(1) } else { 0 };
     }
     streak
+}
+
+/// Whether a damaged event (see [`event::DAMAGED`]) keeps its session from
+/// opening: without its start marker the member's creator and inherited prefix
+/// are unknown, without a directory change where it runs, without a budget
+/// record what it may spend. Any other damaged event costs only itself: a
+/// catalog entry is skipped (its name, when that read, stays taken), a message
+/// is input that says it could not be read, a turn end consumed what came before it.
+fn refuses_load(e: &SessionEvent) -> bool {
+    matches!(e.kind.as_str(), event::SESSION_START | event::CWD | event::BUDGET) && event::damaged(e).is_some()
+}
+
+/// The names a catalog takes among its children: every entry's that reads,
+/// a damaged one's too (a new child never reuses a name an entry may hold).
+pub(crate) fn taken_names(entries: &[crate::core::catalog::Projected]) -> crate::core::hash::HashSet<String> {
+    entries
+        .iter()
+        .filter_map(|e| match e {
+            Ok(entry) => entry.name.as_ref(),
+            Err(damaged) => damaged.name.as_ref(),
+        })
+        .map(|n| n.as_str().to_owned())
+        .collect()
 }
 
 /// The input ids of the last own turn that started and never ended.

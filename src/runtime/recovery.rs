@@ -112,8 +112,10 @@ impl Runtime {
         let Ok(rows) = crate::core::listing::list_descendants(&*self.0.store, root_id, &never).await else { return };
         let candidates: Vec<usize> =
             (0..rows.len()).filter(|&i| matches!(&rows[i], Row::Child(c) if c.mode == Mode::Continuable)).collect();
-        let query =
-            ReadQuery::types(&[event::SESSION_START, event::MESSAGE, event::TURN_START, event::TURN_END], &never);
+        let query = ReadQuery {
+            damaged: true,
+            ..ReadQuery::types(&[event::SESSION_START, event::MESSAGE, event::TURN_START, event::TURN_END], &never)
+        };
         for batch in candidates.chunks(BATCH) {
             let ids: Vec<String> = batch.iter().map(|&i| rows[i].id().to_owned()).collect();
             let logs = self.read_batch(&ids, &query).await;
