@@ -98,3 +98,20 @@ test('a lone surrogate in one catalog entry and one message: the tree lists, the
   await again.waitForQuiescence(root2);
   assert.deepEqual(later.inputsOf('lead'), [['last']]);
 });
+
+test('a throwing getter damages one entry too; an event without a readable seq or type still fails the read', async () => {
+  const entry = (childId, name) => ({ version: 3, childId, childCreatedAt: 1, mode: 'external', name });
+  const throwing = (fields, key) => Object.defineProperty({ ...fields }, key, { enumerable: true, get() { throw new Error(`no ${key}`); } });
+  const events = [
+    { seq: 0, type: 'subagent/catalog', payload: throwing(entry('a', 'a'), 'label') },
+    Object.defineProperty({ seq: 1, type: 'subagent/catalog' }, 'payload', { get() { throw new Error('no payload'); } }),
+    { seq: 2, type: 'subagent/catalog', payload: entry('c', 'c') },
+  ];
+  const rows = await listDescendants({ read: () => events }, 'root');
+  assert.deepEqual(rows.map((r) => [r.kind, r.id, r.seq]), [['diagnostic', 'a', 0], ['diagnostic', '', 1], ['child', 'c', undefined]]);
+  assert.match(rows[0].detail, /payload\.label could not be read \(Error: no label\)/);
+  assert.match(rows[1].detail, /payload could not be read \(Error: no payload\)/);
+  // Nothing places an event without its seq: the root's read fails as a whole, as before.
+  const unplaced = [{ seq: 'zero', type: 'subagent/catalog', payload: entry('a', 'a') }, events[2]];
+  await rejects(listDescendants({ read: () => unplaced }, 'root'), 'CORRUPT_CATALOG', 'seq');
+});

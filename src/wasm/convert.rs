@@ -575,7 +575,8 @@ fn event_head(value: &JsValue) -> std::result::Result<(u64, String), Refused> {
 /// leaves nothing to place the event by.
 pub fn damaged_event(value: &JsValue, budget: EventBudget, total: &mut usize, why: &str) -> Option<SessionEvent> {
     let (seq, kind) = event_head(value).ok()?;
-    let payload = event_field(value, "payload").ok()?;
+    // A payload that cannot even be got leaves no field, but the event keeps its place.
+    let payload = event_field(value, "payload").unwrap_or(JsValue::UNDEFINED);
     let payload_budget = Budget::new(budget.payload_bytes.min(*total), "eventPayloadBytes");
     let mut meter = Meter::new(payload_budget);
     let mut fields = Vec::new();
