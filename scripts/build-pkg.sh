@@ -168,7 +168,10 @@ done
 cp src/wasm/js/lite/lite.d.ts "$OUT/lite.d.ts"
 cp src/wasm/js/lite/exports.js "$OUT/lite-exports.js"
 cp src/wasm/js/index.d.ts "$OUT/index.d.ts"
-cp -r src/wasm/js/web "$OUT/web"   # <subagent-tree> element, IndexedDB store, TreeLock (browser)
+# <subagent-tree> element, IndexedDB store, TreeLock (browser): the store imports
+# the SubagentError class from the snippet, never the entry (no wasm for a reader page).
+mkdir -p "$OUT/web"
+for f in src/wasm/js/web/*; do sed -e "s#__SNIPPET__#../$snippet#" "$f" > "$OUT/web/${f##*/}"; done
 # Durable Object store + OpenAI-compatible model host (edge/), file store (node/):
 # they import the SubagentError class straight from the snippet (no wasm needed).
 for dir in edge node ai-sdk; do
@@ -182,6 +185,9 @@ sed -e "s#__VERSION__#$version#" -e "s#__DESCRIPTION__#$description#" src/wasm/j
 rm -f "$OUT/.gitignore"
 # The package page and licences (npm shows README.md; the licence is MIT OR Apache-2.0).
 cp README.md README.zh-CN.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$OUT/"
+# The upgrade guide the READMEs link to, so the links resolve inside the installed package.
+mkdir -p "$OUT/docs"
+cp docs/upgrading.md docs/upgrading.zh-CN.md "$OUT/docs/"
 
 # Size report (also written to pkg/sizes.txt for CI logs).
 size_line() {

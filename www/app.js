@@ -181,30 +181,11 @@ function selectMember({ sessionId, name }) {
   void refreshTranscript(sessionId);
 }
 
-// ---- the store, observed ---------------------------------------------------------
-
-/** The IndexedDB store, reporting each committed append (this tab and followers refresh). */
-function observed(store, onAppend) {
-  return {
-    async append(sessionId, events) {
-      await store.append(sessionId, events);
-      onAppend(sessionId, events);
-    },
-    read: (sessionId, options) => store.read(sessionId, options),
-    readMany: (sessionIds, options) => store.readMany(sessionIds, options),
-    flush: (sessionId) => store.flush(sessionId),
-  };
-}
-
 // ---- leader: drive the tree ------------------------------------------------------
 
 async function drive() {
   const host = new ScriptedHost({ thinkMs: THINK });
-  const store = observed(state.store, (sessionId) => {
-    state.lock.post({ type: 'append', sessionId });
-    void refreshTranscript(sessionId);
-  });
-  const runtime = new SubagentRuntime({ store, host, maxDepth: 3, capacity: 8 });
+  const runtime = new SubagentRuntime({ store: state.store, host, maxDepth: 3, capacity: 8 });
   host.runtime = runtime;
   state.runtime = runtime;
   state.host = host;
@@ -280,9 +261,6 @@ async function onMessage(message) {
       break;
     case 'event':
       if (!leader) ui.tree.applyEvent(message.eventType, message.detail);
-      break;
-    case 'append':
-      if (!leader) void refreshTranscript(message.sessionId);
       break;
     case 'reset':
       location.reload();
@@ -372,6 +350,8 @@ async function main() {
   ui.reset.addEventListener('click', resetTree);
   setRole('starting…');
   state.store = await IndexedDBStore.open(DB);
+  // Every committed append, by this tab or another: the transcript shown follows it.
+  state.store.subscribe(({ sessionId }) => void refreshTranscript(sessionId));
   state.lock = new TreeLock(DB);
   state.lock.addEventListener('message', (e) => void onMessage(e.detail));
   state.lock.addEventListener('rolechange', (e) => {

@@ -40,14 +40,29 @@ function parseMarker(line) {
   return marker;
 }
 
-/** `{ blocks: [{lang, code, line, marker}], headings: [{level, text, line}], text }` */
+/** A table row's cells (the text between unescaped pipes, trimmed). */
+function cells(line) {
+  return line.trim().replace(/^\|/, '').replace(/\|$/, '').split(/(?<!\\)\|/).map((c) => c.trim());
+}
+
+/** `{ blocks: [{lang, code, line, marker}], headings: [{level, text, line}], tables: [{line, rows: [{line, cells}]}], text }` */
 export function parse(text, file = '<doc>') {
   const lines = text.split('\n');
   const blocks = [];
   const headings = [];
+  const tables = [];
+  let table = null;
   let open = null;
   let lastNonEmpty = '';
   for (const [i, line] of lines.entries()) {
+    // A table: consecutive lines starting with `|` outside code; its separator row is not a row.
+    if (!open && line.trimStart().startsWith('|')) {
+      if (!table) tables.push((table = { line: i + 1, rows: [] }));
+      if (!/^\s*\|[\s:|-]+\|\s*$/.test(line)) table.rows.push({ line: i + 1, cells: cells(line) });
+      lastNonEmpty = line;
+      continue;
+    }
+    table = null;
     if (open) {
       if (/^```\s*$/.test(line)) {
         blocks.push({ ...open, code: open.body.join('\n') + '\n', file });
@@ -68,7 +83,7 @@ export function parse(text, file = '<doc>') {
     if (line.trim() !== '') lastNonEmpty = line;
   }
   if (open) throw new Error(`${file}:${open.line}: unclosed code fence`);
-  return { blocks, headings, text };
+  return { blocks, headings, tables, text };
 }
 
 /** Runnable examples: a `runs` block and the ```text block that follows it. */

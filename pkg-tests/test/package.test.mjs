@@ -64,3 +64,51 @@ test("the public types hold no wasm-bindgen loader internals and need no DOM or 
   // The README's ESM note is true of the package: no CommonJS entry.
   assert.ok(!JSON.stringify(manifest.exports).includes('"require"'));
 });
+
+test('the changelog is a release: this version with its date, no internal references', () => {
+  const log = readFileSync(path.join(ROOT, 'CHANGELOG.md'), 'utf8');
+  const entry = new RegExp(`^## \\[${manifest.version.replace(/\./g, '\\.')}\\] - (\\d{4}-\\d{2}-\\d{2})$`, 'm').exec(log);
+  assert.ok(entry, `CHANGELOG.md has no "## [${manifest.version}] - YYYY-MM-DD" entry`);
+  assert.ok(!Number.isNaN(Date.parse(entry[1])), entry[1]);
+  for (const internal of [/\bissue \d+/i, /\bseeds? \d+/i, /\bseed "/i, /simulation seed/i, /\bsession of\b/i]) {
+    const found = log.match(internal);
+    assert.equal(found, null, `CHANGELOG.md refers to ${found?.[0]}`);
+  }
+  const guide = readFileSync(path.join(ROOT, 'docs/upgrading.md'), 'utf8').split('\n');
+  assert.match(guide[0], /catalog payloads v0-v2/, 'docs/upgrading.md says in its first line whom it is for');
+});
+
+test('every relative link of the shipped Markdown resolves inside the installed package', () => {
+  const [report] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--silent'], { cwd: PKG, encoding: 'utf8' }));
+  const files = new Set(report.files.map((f) => f.path));
+  const broken = [];
+  for (const doc of ['README.md', 'README.zh-CN.md', 'CHANGELOG.md']) {
+    const text = readFileSync(path.join(PKG, doc), 'utf8').replace(/^```[\s\S]*?^```$/gm, '');
+    for (const match of text.matchAll(/\]\(([^)\s]+)\)|<img[^>]*\ssrc="([^"]+)"/g)) {
+      const target = match[1] ?? match[2];
+      if (/^[a-z]+:/i.test(target) || target.startsWith('#')) continue;
+      const file = path.posix.normalize(target.split('#')[0]);
+      if (!files.has(file)) broken.push(`${doc}: ${target}`);
+    }
+  }
+  assert.deepEqual(broken, [], 'relative links to files the package does not ship (ship them, or link absolute)');
+});
+
+test('the README leads with npm install; the repository commands are under Developing; fragments say so', async () => {
+  const { readDoc, PAIRS } = await import('./docs.mjs');
+  for (const [en, zh] of PAIRS.filter(([a]) => a === 'README.md')) {
+    for (const [file, fragment, developing] of [[en, /fragment/i, '## Developing'], [zh, /片段/, '## 开发']]) {
+      const doc = readDoc(file);
+      assert.equal(doc.blocks[0].code, 'npm install subagent-tree\n', `${file}: the first block installs the package`);
+      const dev = doc.headings.find((h) => `${'#'.repeat(h.level)} ${h.text}` === developing);
+      const commands = doc.blocks.find((b) => b.code.includes('make demo'));
+      assert.ok(dev && commands.line > dev.line, `${file}: the block with make demo and make test is under ${developing}`);
+      // A block that needs declarations of its own (`given:`) says in visible text that it is a fragment.
+      const lines = doc.text.split('\n');
+      for (const block of doc.blocks.filter((b) => b.marker?.given.length)) {
+        const before = lines.slice(Math.max(0, block.line - 8), block.line - 2).join('\n').replace(/<!--[\s\S]*?-->/g, '');
+        assert.match(before, fragment, `${file}:${block.line}: a fragment must say so in visible text`);
+      }
+    }
+  }
+});

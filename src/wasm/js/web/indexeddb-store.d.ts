@@ -41,4 +41,18 @@ export declare class IndexedDBStore {
   sessionIds(): Promise<string[]>;
   /** A log's length (0 when the session does not exist). */
   length(sessionId: string): Promise<number>;
+  /**
+   * Calls `listener` after each committed append to this database, by this
+   * store, another store on it in this page, or another tab (a
+   * BroadcastChannel named after the database). Returns the unsubscribe
+   * function. `<subagent-tree>` given this store stays current with it.
+   */
+  subscribe(listener: (change: IndexedDBStoreChange) => void): () => void;
+}
+
+/** One committed append: `count` events of `sessionId` from `fromSeq`. */
+export interface IndexedDBStoreChange {
+  sessionId: string;
+  fromSeq: number;
+  count: number;
 }

@@ -9,7 +9,9 @@
 // `subagent/catalog` and `session/start`) walks only those index ranges, so
 // it never scans a whole log. An append checks and extends a log in one
 // readwrite transaction; `readMany` answers every id in one transaction.
-import { SubagentError } from '../web.js';
+// The error class straight from its module (the build fills the path in): a page that
+// only reads a store never downloads the runtime.
+import { SubagentError } from '__SNIPPET__';
 
 // Session ids must be well-formed Unicode: a lone surrogate has no UTF-8 form and would alias another id.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -68,6 +70,8 @@ export class IndexedDBStore {
   #name;
   #durability;
   #pending = new Map(); // sessionId -> Promise of the latest append
+  #listeners = new Set();
+  #channel = null; // the database's BroadcastChannel, opened at the first append or subscribe
 
   /** @private use `IndexedDBStore.open` */
   constructor(db, name, durability) {
@@ -109,6 +113,46 @@ export class IndexedDBStore {
 
   close() {
     this.#db.close();
+    this.#channel?.close();
+    this.#channel = null;
+    this.#listeners.clear();
+  }
+
+  /**
+   * Calls `listener({ sessionId, fromSeq, count })` after each committed
+   * append to this database: by this store, another store on it in this page,
+   * or another tab (over a BroadcastChannel named after the database). Returns
+   * the function that unsubscribes. `<subagent-tree>` given this store follows
+   * the tree with it, so a page that only reads stays current.
+   */
+  subscribe(listener) {
+    if (typeof listener !== 'function') throw storeError('INVALID_ARGUMENT', 'subscribe(listener) needs a function');
+    this.#open();
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  /** The database's channel (none where BroadcastChannel is missing: this page still hears itself). */
+  #open() {
+    if (this.#channel || typeof BroadcastChannel !== 'function') return this.#channel;
+    this.#channel = new BroadcastChannel(`subagent-tree/indexeddb/${this.#name}`);
+    this.#channel.onmessage = (e) => this.#notify(e.data, false);
+    return this.#channel;
+  }
+
+  #notify(change, post) {
+    if (!change || typeof change.sessionId !== 'string') return;
+    const notice = { sessionId: change.sessionId, fromSeq: change.fromSeq, count: change.count };
+    if (post) this.#open()?.postMessage(notice);
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(notice);
+      } catch (e) {
+        globalThis.reportError?.(e); // one failing listener does not stop the others
+      }
+    }
   }
 
   #tx(stores, mode) {
@@ -170,6 +214,7 @@ export class IndexedDBStore {
         if (conflict) throw conflict;
         throw storeError('PERSISTENCE_UNAVAILABLE', `IndexedDB append failed for session ${quote(sessionId)}`, e);
       }
+      if (rows.length > 0) this.#notify({ sessionId, fromSeq: rows[0].seq, count: rows.length }, true);
     };
     const result = run();
     const settled = result.then(

@@ -238,6 +238,7 @@ export class SubagentTreeElement extends HTMLElement {
   #unsubscribe = [];
   #buffer = null; // live events that arrive while a listing is in flight
   #scheduled = null;
+  #pendingRefresh = false;
   #ready = Promise.resolve();
 
   #tree;
@@ -385,6 +386,17 @@ export class SubagentTreeElement extends HTMLElement {
     });
   }
 
+  #onStoreChange(change) {
+    const id = change?.sessionId;
+    if (typeof id !== 'string' || this.#pendingRefresh || !(id === this.rootId || this.#nodes.has(id))) return;
+    this.#pendingRefresh = true;
+    const frame = typeof requestAnimationFrame === 'function' ? requestAnimationFrame : (f) => setTimeout(f, 16);
+    frame(() => {
+      this.#pendingRefresh = false;
+      if (this.isConnected) this.refresh();
+    });
+  }
+
   /** Reads the tree again, keeping expansion, focus and selection where they still exist. */
   refresh() {
     this.#ready = this.#load();
@@ -440,6 +452,15 @@ export class SubagentTreeElement extends HTMLElement {
       for (const type of LIVE_EVENTS) {
         const off = apply(this.#methods.on, this.#runtime, [type, (detail) => this.applyEvent(type, detail), { root: rootId }]);
         if (typeof off === 'function') this.#unsubscribe.push(off);
+      }
+    } else if (typeof this.#store?.subscribe === 'function') {
+      // A store that tells of its appends (IndexedDBStore: this page and other tabs): read
+      // again when a log this view shows grows, at most once per frame.
+      try {
+        const off = this.#store.subscribe((change) => this.#onStoreChange(change));
+        if (typeof off === 'function') this.#unsubscribe.push(off);
+      } catch {
+        // a store that cannot be followed is still read
       }
     }
     this.setAttribute('aria-busy', 'true');
