@@ -127,9 +127,23 @@ done
 # (esbuild, keeping function and class names for stack traces and
 # `MemoryStore.name`): its doc comments and long local names were a third of
 # its gzip size. Deno's `@ts-self-types` directive is put back on top.
+# Each minified file gets a source map beside it (`X.js.map`, the unminified
+# text inside as `X.unminified.js`), so an uncaught error reads as the source
+# it came from in devtools and `node --enable-source-maps`; maps are not in
+# the size budget (nothing downloads them unless asked).
 ESBUILD=pkg-tests/node_modules/.bin/esbuild
 [ -x "$ESBUILD" ] || (cd pkg-tests && npm ci --no-audit --no-fund --loglevel=error)
-minify_js() { "$ESBUILD" "$1" --minify --keep-names --format=esm --legal-comments=none --log-level=warning; }
+# minify_js FILE [BANNER]: minifies FILE in place, with FILE.map.
+minify_js() {
+  local file=$1 dir base src
+  dir=$(dirname "$file")
+  base=$(basename "$file" .js)
+  src="$dir/$base.unminified.js"
+  mv "$file" "$src"
+  "$ESBUILD" "$src" --minify --keep-names --format=esm --legal-comments=none --log-level=warning \
+    --sourcemap --sources-content=true --outfile="$file" ${2:+"--banner:js=$2"}
+  rm "$src"
+}
 for name in "$CRATE" "${CRATE}_lite"; do
   "$WASM_OPT" --minify-imports-and-exports-and-modules -Oz "${WASM_FEATURES[@]}" \
     "$OUT/${name}_bg.wasm" -o "$OUT/${name}_bg.wasm.min" > "$OUT/$name.names.json"
@@ -138,17 +152,15 @@ for name in "$CRATE" "${CRATE}_lite"; do
   rm "$OUT/$name.names.json"
   directive=$(head -1 "$OUT/$name.js")
   [[ "$directive" == '/* @ts-self-types='* ]] || { echo "build-pkg: $name.js no longer starts with @ts-self-types" >&2; exit 1; }
-  minify_js "$OUT/$name.js" > "$OUT/$name.min.js"
-  { echo "$directive"; cat "$OUT/$name.min.js"; } > "$OUT/$name.js"
-  rm "$OUT/$name.min.js"
+  minify_js "$OUT/$name.js" "$directive"
+  [[ "$(head -1 "$OUT/$name.js")" == "$directive" ]] || { echo "build-pkg: $name.js lost its @ts-self-types line" >&2; exit 1; }
 done
 
 # The JS helpers wasm-bindgen copied next to the glue (snippets/) are
 # minified the same way: every page that loads a wasm loads them too
 # (error.js 1.4 -> 0.7 KB gzip, json.js 2.6 -> 1.1, runtime.js 2.4 -> 1.3).
 for js in $(find "$OUT/snippets" -name '*.js'); do
-  minify_js "$js" > "$js.min"
-  mv "$js.min" "$js"
+  minify_js "$js"
 done
 
 # The SubagentError class lives in the snippet wasm-bindgen copied; every

@@ -5,7 +5,19 @@ import glueInit, { errorCodeList, MemoryStore as GlueMemoryStore, SubagentRuntim
 import { captureRuntimeClass } from './web/runtime-methods.js';
 import { ownMemoryStore } from '__STORE_SNIPPET__';
 
-await glueInit({ module_or_path: new URL('./subagent_tree_bg.wasm', import.meta.url) });
+const wasm = new URL('./subagent_tree_bg.wasm', import.meta.url);
+try {
+  await glueInit({ module_or_path: wasm });
+} catch (cause) {
+  // Most often a bundler that did not copy the .wasm next to its output (esbuild): say how to serve it.
+  throw new Error(
+    `subagent-tree could not load its WebAssembly module from ${wasm} (${cause?.message ?? cause}). ` +
+      'Serve subagent_tree_bg.wasm beside the script that imports the package: a bundler that does not copy ' +
+      'assets (esbuild) needs node_modules/subagent-tree/subagent_tree_bg.wasm, and subagent_tree_lite_bg.wasm ' +
+      'for <subagent-tree> over a store, copied into its output directory (see "Bundlers" in the README).',
+    { cause },
+  );
+}
 
 export * from './subagent_tree.js';
 // `init`/`initSync` shadow the glue's own: they return nothing, so the raw
