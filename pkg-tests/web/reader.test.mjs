@@ -3,27 +3,18 @@
 // alone, downloads no runtime (requests counted: only the small lite wasm
 // that lists), and stays current as the tree changes, in another tab or in
 // the same page, with no relaying code.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openFixture, startSite, watchedPage } from './helpers.mjs';
+import { browserSuite, openFixture, watchedPage } from './helpers.mjs';
 
-let site, browser, context;
-before(async () => {
-  site = await startSite();
-  browser = await launch();
-  context = await browser.newContext({ viewport: { width: 900, height: 600 } });
-});
-after(async () => {
-  await browser?.close();
-  await site?.close();
-});
+const env = browserSuite();
 
 // The full entry and its wasm (the lite listing module is what the element reads a store with).
 const RUNTIME = /\/pkg\/(subagent_tree_bg\.wasm|subagent_tree\.js|web\.js|node\.js|workerd\.js)$/;
 
 test('a reader page loads only the element and the store, and follows the tree live from another tab and its own', async () => {
   // The writing tab: a runtime over IndexedDB.
-  const writer = await openFixture(context, site.url);
+  const writer = await openFixture(env.context, env.site.url);
   await writer.evaluate(async () => {
     await window.lib.IndexedDBStore.deleteDatabase('follow-db');
     const store = await window.lib.IndexedDBStore.open('follow-db');
@@ -35,10 +26,10 @@ test('a reader page loads only the element and the store, and follows the tree l
   });
 
   // The reading tab: the README's recipe, and every request it makes.
-  const reader = await watchedPage(context);
+  const reader = await watchedPage(env.context);
   const requests = [];
   reader.on('request', (r) => requests.push(new URL(r.url()).pathname));
-  await reader.goto(`${site.url}test/reader.html`);
+  await reader.goto(`${env.site.url}test/reader.html`);
   await reader.waitForFunction(() => window.readerReady === true);
   await reader.evaluate(async () => {
     const tree = document.createElement('subagent-tree');

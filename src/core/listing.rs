@@ -389,17 +389,16 @@ fn decode_with_creator(read: ReadResult, query: &ReadQuery) -> Result<Option<(Ve
     let Some(mut events) = read? else { return Ok(None) };
     events.retain(|e| query.matches(e));
     let inherited = event::inherited_event_count(&events);
-    let start = match events.iter().find(|e| e.kind == event::SESSION_START && e.seq == inherited) {
-        Some(e) if event::damaged(e).is_some() => Start::Damaged(format!(
-            "event {}: the session/start is damaged in the store: {}",
-            e.seq,
-            event::damaged(e).unwrap_or_default()
-        )),
-        Some(e) => match e.payload.get("parentId").and_then(crate::core::json::Value::as_str) {
+    let own = events.iter().find(|e| e.kind == event::SESSION_START && e.seq == inherited);
+    let start = match (own, own.and_then(event::damaged)) {
+        (Some(e), Some(why)) => {
+            Start::Damaged(format!("event {}: the session/start is damaged in the store: {why}", e.seq))
+        }
+        (Some(e), None) => match e.payload.get("parentId").and_then(crate::core::json::Value::as_str) {
             Some(id) => Start::Creator(id.to_owned()),
             None => Start::Unnamed,
         },
-        None => Start::Unnamed,
+        (None, _) => Start::Unnamed,
     };
     Ok(Some((catalog::project_each(&events, inherited), start)))
 }

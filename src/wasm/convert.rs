@@ -614,14 +614,10 @@ pub fn event_from_js(
     if !is_objectish(value) {
         return Err(Refused::shape(format!(" must be an object {{seq, type, payload}}, not {}", describe(value))));
     }
-    let field = |key: &str| {
-        Reflect::get(value, &JsValue::from_str(key))
-            .map_err(|e| Refused::shape(format!(".{key} could not be read ({})", super::error::describe_thrown(&e))))
-    };
     let (seq, kind) = event_head(value)?;
     let payload_budget = Budget::new(budget.payload_bytes.min(*total), "eventPayloadBytes");
     let mut meter = Meter::new(payload_budget);
-    let payload = from_js(&field("payload")?, 0, &mut meter).map_err(|e| {
+    let payload = from_js(&event_field(value, "payload")?, 0, &mut meter).map_err(|e| {
         if *total < budget.payload_bytes && e.code == ErrorCode::LimitExceeded {
             Refused {
                 code: ErrorCode::LimitExceeded,
