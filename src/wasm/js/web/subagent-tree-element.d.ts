@@ -99,6 +99,8 @@ export declare class SubagentTreeElement extends HTMLElement {
   readonly selectedId: string | null;
   /** Resolves when the current (re)load has finished. */
   readonly ready: Promise<void>;
+  /** Focuses the tree's current item (the one Tab reaches); the shadow root delegates focus. */
+  focus(options?: FocusOptions): void;
   /** Reads the tree again, keeping expansion, focus and selection. */
   refresh(): Promise<void>;
   /** Applies a `subagent/start`, `subagent/end`, `subagent/turn`, `subagent/message` or `subagent/catalog` event without reading anything. */

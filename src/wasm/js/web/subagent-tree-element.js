@@ -65,9 +65,11 @@ const STYLE = `
 :host([hidden]) { display: none; }
 ul { list-style: none; margin: 0; padding: 0; }
 [role="treeitem"] { outline: none; }
+/* A hanging indent: the toggle hangs left of the row's content edge, so every wrapped line
+   (a label, the badges, the output) starts under the member's own name, at any depth. */
 [role="treeitem"] > .row {
   display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.1rem 0.45rem; min-width: 0;
-  padding: 0.2rem 0.4rem 0.2rem calc(0.4rem + var(--depth, 0) * var(--_indent));
+  padding: 0.2rem 0.4rem 0.2rem calc(1.85rem + var(--depth, 0) * var(--_indent));
   border-radius: 5px; cursor: default; user-select: none;
 }
 [role="treeitem"] > .row:hover { background: var(--subagent-tree-hover, #eef1f7); }
@@ -76,13 +78,13 @@ ul { list-style: none; margin: 0; padding: 0; }
 }
 [role="treeitem"]:focus-visible > .row { outline: 2px solid var(--_accent); outline-offset: -2px; }
 [role="treeitem"][aria-disabled="true"] > .row { color: var(--subagent-tree-disabled, #8a8f99); cursor: not-allowed; }
-.toggle { flex: none; width: 1rem; text-align: center; color: #6b7280; font-size: 0.75em; cursor: pointer; }
+.toggle { flex: none; width: 1rem; margin-left: -1.45rem; text-align: center; color: #6b7280; font-size: 0.75em; cursor: pointer; }
 .toggle.leaf { visibility: hidden; }
 .name, .label, .badge, .note, .output { unicode-bidi: isolate; }
 /* Long names break anywhere rather than push the row past the edge. */
 .name { flex: 0 1 auto; min-width: 0; font-weight: 600; overflow-wrap: anywhere; }
-/* A label keeps at least ~8 characters: with less room it moves to the next line. */
-.label { flex: 1 1 7rem; min-width: 0; color: var(--_muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+/* A label keeps at least ~8 characters on the name's line, else it moves to the next one; it wraps, never cut. */
+.label { flex: 1 1 7rem; min-width: 0; color: var(--_muted); overflow-wrap: anywhere; }
 .badges { flex: none; display: inline-flex; align-items: baseline; gap: 0.3rem; margin-left: auto; }
 .badge {
   flex: none; font-size: 0.72em; padding: 0 0.4em; border-radius: 999px; white-space: nowrap;
@@ -95,7 +97,7 @@ ul { list-style: none; margin: 0; padding: 0; }
 .badge.activity.error, .badge.reason { border-color: #e2b4b4; color: var(--_error); background: #fbeeee; }
 /* The last output: one line, cut with an ellipsis; the selected row shows it whole. */
 .output {
-  flex: 1 0 100%; min-width: 0; padding-left: 1.45rem; font-size: 0.85em; color: var(--_muted);
+  flex: 1 0 100%; min-width: 0; font-size: 0.85em; color: var(--_muted);
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
 }
 [role="treeitem"][aria-selected="true"] > .row > .output { white-space: pre-wrap; overflow-wrap: anywhere; }
@@ -246,7 +248,8 @@ export class SubagentTreeElement extends HTMLElement {
 
   constructor() {
     super();
-    const shadow = this.attachShadow({ mode: 'open' });
+    // delegatesFocus: a click anywhere in the tree, or the host's focus(), lands on an item.
+    const shadow = this.attachShadow({ mode: 'open', delegatesFocus: true });
     const style = document.createElement('style');
     style.textContent = STYLE;
     this.#status = text('div', 'status', undefined, 'status');
@@ -278,6 +281,12 @@ export class SubagentTreeElement extends HTMLElement {
     if (name === 'root-id') this.rootId = value;
     else if (name === 'root-name') this.rootName = value;
     else if (name === 'initial-depth') this.initialDepth = value === null ? 2 : Number(value);
+  }
+
+  /** Focuses the tree's current item (the one Tab reaches), as a native composite widget does. */
+  focus(options) {
+    if (this.#focused?.li?.isConnected) this.#focused.li.focus(options);
+    else super.focus(options);
   }
 
   // ---- inputs ------------------------------------------------------------
