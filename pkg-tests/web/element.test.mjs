@@ -290,8 +290,8 @@ describe('<subagent-tree> over a store', () => {
       ['alpha/beta', 'idle'],
     ]);
     assert.equal(result.listings, 1, 'live events never re-list');
-    // One listener per followed event type (start, end, turn, catalog), each scoped to the root.
-    assert.deepEqual(result.roots, ['root-live', 'root-live', 'root-live', 'root-live'], 'listeners are scoped to the root');
+    // One listener per followed event type (start, end, turn, catalog, delta), each scoped to the root.
+    assert.deepEqual(result.roots, ['root-live', 'root-live', 'root-live', 'root-live', 'root-live'], 'listeners are scoped to the root');
     assert.equal(result.after, 0, 'listeners are removed when the element leaves the page');
     page.check();
     await page.close();

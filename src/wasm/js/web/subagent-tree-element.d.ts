@@ -4,7 +4,7 @@
  *
  * @module subagent-tree/element
  */
-import type { CatalogEntry, CatalogMode, DiagnosticReason, SessionStore } from '../index.js';
+import type { CatalogEntry, CatalogMode, DiagnosticReason, SessionStore, SubagentStopReason } from '../index.js';
 
 /** The part of a live runtime the element uses (a `SubagentRuntime` has it). */
 export interface TreeRuntimeLike {
@@ -58,6 +58,10 @@ export interface SubagentTreeNodeInfo {
   state?: SubagentTreeMemberState;
   /** Its last turn's output text (the latest non-empty one this view saw). */
   output?: string;
+  /** How its last turn (or run) stopped, once an event said; shown as the `stop` badge. */
+  stopReason?: SubagentStopReason;
+  /** While it runs: the last non-empty line its turn streamed (`subagent/delta`), at most 160 characters (its end). */
+  live?: string;
 }
 
 export interface SubagentTreeEventMap extends Omit<HTMLElementEventMap, 'error' | 'select' | 'load'> {
@@ -78,8 +82,10 @@ export interface SubagentTreeEventMap extends Omit<HTMLElementEventMap, 'error' 
  * printable ASCII shown as `⟪U+0435⟫`, so no id passes for a name.
  * Parts: `tree`, `item`, `row`, `toggle`, `name`, `id`, `id-mark`, `label`, `badge`, `mode`,
  * `activity` with the shown state (`running`, `idle`, `parked`, `settled`,
- * `error`, `inactive`), `reason`, `note`, `output` (`full` in the selected
- * row), `group`, `status`. Custom properties: `--subagent-tree-font`,
+ * `error`, `inactive`), `stop` with how the last turn stopped (`completed`,
+ * `aborted`, `error`, `budget-exhausted`, `max-tokens`, `refusal`, `other`),
+ * `reason`, `note`, `output` (`full` in the selected row, `live` for a running
+ * turn's streamed line), `group`, `status`. Custom properties: `--subagent-tree-font`,
  * `-color`, `-muted`, `-accent`, `-indent`, `-hover`, `-selected`,
  * `-disabled`, `-running`, `-error`, `-id-mark` (each `--subagent-tree-…`).
  */
@@ -103,9 +109,12 @@ export declare class SubagentTreeElement extends HTMLElement {
   focus(options?: FocusOptions): void;
   /** Reads the tree again, keeping expansion, focus and selection. */
   refresh(): Promise<void>;
-  /** Applies a `subagent/start`, `subagent/end`, `subagent/turn`, `subagent/message` or `subagent/catalog` event without reading anything. */
+  /**
+   * Applies a `subagent/start`, `subagent/end`, `subagent/turn`, `subagent/message`, `subagent/catalog`
+   * or `subagent/delta` event without reading anything (deltas show at the next animation frame).
+   */
   applyEvent(
-    type: 'subagent/start' | 'subagent/end' | 'subagent/turn' | 'subagent/message' | 'subagent/catalog' | string,
+    type: 'subagent/start' | 'subagent/end' | 'subagent/turn' | 'subagent/message' | 'subagent/catalog' | 'subagent/delta' | string,
     detail: { id?: string; parentSessionId?: string; entry?: CatalogEntry } & Record<string, unknown>,
   ): void;
   /** Sets (or with `undefined` clears) a member's shown activity; `inactive` keeps a state events gave. */

@@ -3,9 +3,10 @@
 // rootAgentOrId`, both write-only: the element never hands its runtime or
 // root handle back out; rows carry each member's state (`running`, `idle`,
 // `parked`, `settled`, `error`; `inactive` when a listing says only that it is
-// not running) and its last output, and follow `subagent/start`,
-// `subagent/end`, `subagent/turn` and `subagent/catalog`
-// live, the root row too) or from a
+// not running), how its last turn stopped, its last output and, while it runs,
+// the last line it streams; they follow `subagent/start`, `subagent/end`,
+// `subagent/turn`, `subagent/catalog` and `subagent/delta` live (deltas drawn
+// at most once per animation frame), the root row too) or from a
 // store alone (`el.store = store; el.rootId = id`). Text from the tree (names,
 // labels, ids) is only ever set with `textContent`, so untrusted labels stay
 // text; each piece is bidi-isolated (`<bdi>`, `unicode-bidi: isolate`) and its
@@ -36,7 +37,8 @@ const listDescendants = async (...args) => (await loadLite()).listDescendants(..
 // `subagent/turn` covers every turn (the root's too, and ones ended by an
 // interrupt, which emit no `subagent/end`), so activity follows it as well.
 // A turn's end says whether an interrupt left unread input parked.
-const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/turn', 'subagent/catalog'];
+// `subagent/delta` carries what a running turn streams: shown as the row's live line.
+const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/turn', 'subagent/catalog', 'subagent/delta'];
 /** What each shown state means (the badge's tooltip). */
 const STATE_TITLES = {
   running: 'running: a turn (or an external run) is in progress',
@@ -46,8 +48,25 @@ const STATE_TITLES = {
   error: 'error: its last turn or its settlement failed',
   inactive: 'not running',
 };
+/**
+ * How a turn or run stopped, as the stop badge shows it: its text, and the
+ * accessible label (the badge is `role="img"`, so the label is what a row's
+ * name reads). Reasons outside this set show as they are.
+ */
+const STOPS = {
+  completed: ['completed', 'last turn completed'],
+  aborted: ['interrupted', 'last turn interrupted (aborted)'],
+  error: ['error', 'last turn failed (error)'],
+  'budget-exhausted': ['budget spent', 'last turn stopped: a budget is exhausted'],
+  'max-tokens': ['max tokens', 'last turn stopped at its output token limit (max-tokens)'],
+  refusal: ['refused', 'last turn refused (refusal)'],
+};
 /** Longest output text kept in an unselected row (the selected row shows it all). */
 const ROW_OUTPUT_CHARS = 240;
+/** Streamed text kept per running member: enough for its last line. */
+const STREAM_CHARS = 2048;
+/** Longest live line shown (its end: the newest text). */
+const LIVE_LINE_CHARS = 160;
 const CATALOG_EVENT = 'subagent/catalog';
 
 const STYLE = `
@@ -95,12 +114,23 @@ ul { list-style: none; margin: 0; padding: 0; }
 .badge.activity.inactive, .badge.activity.settled { color: #6b7280; }
 .badge.activity.parked { border-color: #f0c98c; color: #8a5300; background: #fff6e6; }
 .badge.activity.error, .badge.reason { border-color: #e2b4b4; color: var(--_error); background: #fbeeee; }
+/* Each stop reason its own colour (and text: the colour is never the only signal). */
+.badge.stop { border-style: dashed; }
+.badge.stop.completed { border-color: #9fd3b0; color: #1d5b33; background: #f1faf3; }
+.badge.stop.aborted { border-color: #f0c98c; color: #8a5300; background: #fff6e6; }
+.badge.stop.error { border-color: #e2b4b4; color: var(--_error); background: #fbeeee; }
+.badge.stop.budget-exhausted { border-color: #c9b6f2; color: #5b2fb3; background: #f5f0fe; }
+.badge.stop.max-tokens { border-color: #9ccfe0; color: #0b5d75; background: #ecf8fc; }
+.badge.stop.refusal { border-color: #c8c2b4; color: #5a4a1e; background: #f7f4ec; }
 /* The last output: one line, cut with an ellipsis; the selected row shows it whole. */
 .output {
   flex: 1 0 100%; min-width: 0; font-size: 0.85em; color: var(--_muted);
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
 }
-[role="treeitem"][aria-selected="true"] > .row > .output { white-space: pre-wrap; overflow-wrap: anywhere; }
+[role="treeitem"][aria-selected="true"] > .row > .output:not(.live) { white-space: pre-wrap; overflow-wrap: anywhere; }
+/* The live line of a running turn: its end (the newest text) stays in view, the start is clipped. */
+.output.live { display: flex; justify-content: flex-end; text-overflow: clip; color: var(--_running); }
+.output.live > span { flex: none; }
 /* A member shown by its Session id (it has no name): marked and monospace, so it never passes for a name. */
 .idmark {
   flex: none; font-size: 0.72em; padding: 0 0.35em; border-radius: 3px;
@@ -227,8 +257,13 @@ export class SubagentTreeElement extends HTMLElement {
   /** id -> node; `children` is null while a branch is not loaded. */
   #nodes = new Map();
   #activity = new Map();
-  /** id -> { state, output }: what the runtime's events said about each member. */
+  /** id -> { state, output, stop }: what the runtime's events said about each member. */
   #live = new Map();
+  /** id -> { turnId, text }: what a running turn streamed so far (its tail). */
+  #streams = new Map();
+  /** Members whose live line changed since the last frame. */
+  #dirty = new Set();
+  #frame = null;
   #liveRoot = null;
   #rootNode = null;
   #selected = null;
@@ -378,6 +413,8 @@ export class SubagentTreeElement extends HTMLElement {
       activity: this.#activity.get(n.id),
       state: this.#live.get(n.id)?.state,
       output: this.#live.get(n.id)?.output,
+      stopReason: this.#live.get(n.id)?.stop,
+      live: this.#liveLine(n.id),
     };
   }
 
@@ -441,6 +478,7 @@ export class SubagentTreeElement extends HTMLElement {
       this.#liveRoot = rootId;
       this.#activity.clear();
       this.#live.clear();
+      this.#streams.clear();
     }
     const keep = {
       expanded: new Set([...this.#nodes.values()].filter((n) => n.expanded).map((n) => n.id)),
@@ -619,6 +657,11 @@ export class SubagentTreeElement extends HTMLElement {
    */
   applyEvent(type, detail) {
     if (!detail || typeof detail !== 'object') return;
+    // Deltas only add to a member's stream: kept while a listing is in flight, shown once it is.
+    if (type === 'subagent/delta') {
+      this.#applyDelta(detail);
+      return;
+    }
     if (this.#buffer) {
       this.#buffer.push([type, detail]);
       return;
@@ -629,19 +672,73 @@ export class SubagentTreeElement extends HTMLElement {
       this.#setState(detail.id, detail.mode === 'external' ? 'running' : 'idle');
     } else if (type === 'subagent/end') {
       if (typeof detail.id !== 'string') return;
-      this.#setState(detail.id, detail.stopReason === 'error' || detail.error ? 'error' : 'settled');
+      this.#streams.delete(detail.id);
+      const stop = typeof detail.stopReason === 'string' ? { stop: detail.stopReason } : {};
+      this.#setState(detail.id, detail.stopReason === 'error' || detail.error ? 'error' : 'settled', stop);
     } else if (type === 'subagent/turn') {
       if (typeof detail.sessionId !== 'string') return;
+      // A turn's stream starts with it and ends with it (its final output replaces the live line).
+      this.#streams.delete(detail.sessionId);
       if (detail.phase === 'start') {
         this.#setState(detail.sessionId, 'running');
       } else {
         const state = detail.stopReason === 'error' ? 'error' : detail.parked === true ? 'parked' : 'idle';
-        const output = typeof detail.output === 'string' && detail.output !== '' ? detail.output : undefined;
-        this.#setState(detail.sessionId, state, output === undefined ? {} : { output });
+        const changes = {};
+        if (typeof detail.output === 'string' && detail.output !== '') changes.output = detail.output;
+        if (typeof detail.stopReason === 'string') changes.stop = detail.stopReason;
+        this.#setState(detail.sessionId, state, changes);
       }
     } else if (type === CATALOG_EVENT) {
       this.#addChild(detail.parentSessionId, detail.entry);
     }
+  }
+
+  /**
+   * Adds a streamed part to its member's live line; the rows show it at the
+   * next animation frame, once per frame however many parts arrive.
+   */
+  #applyDelta(detail) {
+    const id = detail.sessionId;
+    const part = detail.part;
+    if (typeof id !== 'string' || !part || part.type !== 'text-delta' || typeof part.text !== 'string') return;
+    let stream = this.#streams.get(id);
+    if (!stream || stream.turnId !== detail.turnId) {
+      stream = { turnId: detail.turnId, text: '' };
+      this.#streams.set(id, stream);
+    }
+    stream.text += part.text;
+    if (stream.text.length > 2 * STREAM_CHARS) stream.text = stream.text.slice(-STREAM_CHARS);
+    this.#dirty.add(id);
+    if (this.#frame === null) {
+      const frame = typeof requestAnimationFrame === 'function' ? requestAnimationFrame : (f) => setTimeout(f, 16);
+      this.#frame = frame(() => this.#flushDeltas());
+    }
+  }
+
+  #flushDeltas() {
+    this.#frame = null;
+    for (const id of this.#dirty) {
+      const node = this.#nodes.get(id);
+      if (!node?.li) continue;
+      const row = node.li.firstChild;
+      const line = this.#liveLine(id);
+      const shown = row.querySelector(':scope > .output');
+      if (line !== undefined && shown?.classList.contains('live')) shown.firstChild.textContent = visibleText(line);
+      else this.#updateRow(node);
+    }
+    this.#dirty.clear();
+  }
+
+  /** A running member's live line: the last non-empty line its turn streamed (its end), or undefined. */
+  #liveLine(id) {
+    const stream = this.#streams.get(id);
+    if (!stream || this.#live.get(id)?.state !== 'running') return undefined;
+    const lines = stream.text.split('\n');
+    let line = '';
+    for (let i = lines.length - 1; i >= 0 && !line; i--) line = lines[i].trim();
+    if (!line) return undefined;
+    const chars = Array.from(line.length > 2 * LIVE_LINE_CHARS ? line.slice(-2 * LIVE_LINE_CHARS) : line);
+    return chars.length > LIVE_LINE_CHARS ? `…${chars.slice(-(LIVE_LINE_CHARS - 1)).join('')}` : line;
   }
 
   /**
@@ -783,10 +880,28 @@ export class SubagentTreeElement extends HTMLElement {
       badge.title = STATE_TITLES[shown] ?? shown;
       badges.append(badge);
     }
+    // How its last turn (or run) stopped, unless it runs again or its state says it already.
+    const stop = live?.stop;
+    if (stop && shown !== 'running' && !(stop === 'error' && shown === 'error')) {
+      const known = Object.hasOwn(STOPS, stop);
+      const [label, spoken] = known ? STOPS[stop] : [stop, `last turn stopped: ${stop}`];
+      const kind = known ? stop : 'other';
+      const badge = text('span', `badge stop ${kind}`, label, `badge stop ${kind}`);
+      badge.dataset.stopReason = stop;
+      badge.setAttribute('role', 'img');
+      badge.setAttribute('aria-label', visibleText(spoken));
+      badge.title = visibleText(spoken);
+      badges.append(badge);
+    }
     if (!badges.childElementCount) badges.remove();
     if (node.loading) row.append(text('span', 'note', 'loading…', 'note'));
     if (node.error) row.append(text('span', 'note', node.error, 'note error'));
-    if (live?.output !== undefined) row.append(this.#renderOutput(node, live.output));
+    const streaming = this.#liveLine(node.id);
+    if (streaming !== undefined) {
+      const el = text('div', 'output live', undefined, 'output live');
+      el.append(text('span', undefined, streaming));
+      row.append(el);
+    } else if (live?.output !== undefined) row.append(this.#renderOutput(node, live.output));
 
     if (node.expanded && node.children) {
       if (!node.group) {

@@ -1,0 +1,193 @@
+// <subagent-tree> shows the tree as it is (issue 51): a running row's live line from
+// its turn's `subagent/delta` parts, rendered at most once per animation frame; and
+// each way a turn stops (completed, interrupted, error, budget spent, max tokens,
+// refused) in its own text and colour, with an accessible label.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { browserSuite, hasRuntime, openFixture, screenshot } from './helpers.mjs';
+
+const env = browserSuite();
+const skip = hasRuntime() ? false : 'no SubagentRuntime in pkg/ yet';
+
+test('a running row shows its live last line from its deltas, once per frame, then its final output', { skip }, async () => {
+  const page = await openFixture(env.context, env.site.url);
+  await page.evaluate(async () => {
+    const { SubagentRuntime, MemoryStore } = window.lib;
+    window.turns = {};
+    const host = {
+      async runTurn(turn) {
+        if (turn.name !== 'streamer') return { messages: [`${turn.name} done`] };
+        // The page streams through window.turns.streamer.emit and ends it with finish().
+        let finish;
+        const done = new Promise((resolve) => (finish = resolve));
+        window.turns.streamer = { emit: (text) => turn.emit({ type: 'text-delta', text }), finish };
+        return { messages: [await done] };
+      },
+    };
+    const runtime = new SubagentRuntime({ store: new MemoryStore(), host });
+    const lead = await runtime.openRoot({});
+    const el = document.createElement('subagent-tree');
+    el.style.width = '600px';
+    el.runtime = runtime;
+    el.root = lead;
+    document.body.replaceChildren(el);
+    await el.ready;
+    Object.assign(window, { runtime, lead, el });
+    const a = await runtime.startActivation({ provider: 'spawn', parent: lead, name: 'streamer', label: 'Stream a report', prompt: 'go' });
+    window.streamerId = a.childId;
+    a.result.catch(() => {});
+  });
+  await page.waitForFunction(() => window.turns.streamer && window.el.nodeInfo(window.streamerId)?.state === 'running');
+  const liveText = () => page.evaluate(() => window.el.shadowRoot.querySelector('[data-name="streamer"] > .row > .output.live')?.textContent ?? null);
+  assert.equal(await liveText(), null, 'nothing streamed yet');
+  // 200 parts in one task: one render, at the next frame, showing the last line's end.
+  const burst = await page.evaluate(async () => {
+    const root = window.el.shadowRoot;
+    const records = [];
+    const observer = new MutationObserver((list) => {
+      for (const r of list) {
+        const target = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+        if (target?.closest?.('.output.live') || [...r.addedNodes].some((n) => n.classList?.contains('output'))) records.push(r.type);
+      }
+    });
+    observer.observe(root, { subtree: true, childList: true, characterData: true });
+    const s = window.turns.streamer;
+    s.emit('# Report\n');
+    for (let i = 1; i < 200; i++) s.emit(`tok${i} `);
+    const before = root.querySelector('[data-name="streamer"] > .row > .output.live')?.textContent ?? null;
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    observer.takeRecords();
+    observer.disconnect();
+    return { before, records: records.length, info: window.el.nodeInfo(window.streamerId).live };
+  });
+  assert.equal(burst.before, null, 'not rendered inside the task that streamed');
+  assert.ok(burst.records >= 1 && burst.records <= 2, `one render for 200 parts: ${burst.records} mutation records`);
+  assert.ok(burst.info.startsWith('…') && burst.info.endsWith('tok198 tok199'), burst.info);
+  assert.equal(Array.from(burst.info).length, 160);
+  assert.equal(await liveText(), burst.info);
+  // Parts spread over frames: never more than one render in a frame.
+  const spread = await page.evaluate(async () => {
+    const root = window.el.shadowRoot;
+    let frame = 0;
+    let running = true;
+    const tick = () => {
+      frame += 1;
+      if (running) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+    const perFrame = new Map();
+    const observer = new MutationObserver((list) => {
+      if (list.some((r) => r.target.parentElement?.closest?.('.output.live') || r.target.closest?.('.output.live'))) perFrame.set(frame, (perFrame.get(frame) ?? 0) + 1);
+    });
+    observer.observe(root, { subtree: true, childList: true, characterData: true });
+    window.turns.streamer.emit('\nsecond line:');
+    for (let i = 0; i < 30; i++) {
+      window.turns.streamer.emit(` w${i}`);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    running = false;
+    observer.disconnect();
+    return { frames: [...perFrame.values()], last: window.el.nodeInfo(window.streamerId).live };
+  });
+  assert.ok(spread.frames.length >= 2, `rendered over several frames: ${spread.frames}`);
+  assert.ok(spread.frames.every((n) => n === 1), `at most one render per frame: ${spread.frames}`);
+  assert.ok(spread.last.startsWith('second line: w0') && spread.last.endsWith(" w29"), spread.last);
+  await screenshot(page, 'element-streaming', page.locator('subagent-tree'));
+  // The turn ends: its final output replaces the live line.
+  await page.evaluate(() => window.turns.streamer.finish('The report is done.'));
+  await page.waitForFunction(() => window.el.nodeInfo(window.streamerId).state === 'settled');
+  assert.equal(await liveText(), null);
+  assert.deepEqual(
+    await page.evaluate(() => {
+      const n = window.el.nodeInfo(window.streamerId);
+      return [n.live ?? null, n.output, window.el.shadowRoot.querySelector('[data-name="streamer"] > .row > .output').textContent];
+    }),
+    [null, 'The report is done.', 'The report is done.'],
+  );
+  page.check();
+  await page.close();
+});
+
+test('each stop reason differs in text and colour and has an accessible label; an interrupted member is not shown as completed', { skip }, async () => {
+  const page = await openFixture(env.context, env.site.url);
+  await page.evaluate(async () => {
+    const { SubagentRuntime, MemoryStore } = window.lib;
+    let open;
+    window.gate = new Promise((resolve) => (open = resolve));
+    window.openGate = open;
+    const host = {
+      async runTurn(turn) {
+        switch (turn.name) {
+          case 'broken':
+            return { stopReason: 'error', diagnostic: 'the model failed' };
+          case 'capped':
+            return { stopReason: 'max-tokens', messages: ['cut off mid'] };
+          case 'refuser':
+            return { stopReason: 'refusal', messages: ['I will not do that.'] };
+          case 'stopped':
+            await new Promise((resolve) => turn.signal.addEventListener('abort', resolve, { once: true }));
+            return { stopReason: 'aborted' };
+          case 'spent':
+            await window.gate;
+            return { messages: ['spent it'], usage: { inputTokens: 5, outputTokens: 5 } };
+          default:
+            return { messages: [`${turn.name} done`] };
+        }
+      },
+    };
+    const runtime = new SubagentRuntime({ store: new MemoryStore(), host, capacity: 8 });
+    const lead = await runtime.openRoot({});
+    const el = document.createElement('subagent-tree');
+    el.style.width = '640px';
+    el.runtime = runtime;
+    el.root = lead;
+    document.body.replaceChildren(el);
+    await el.ready;
+    Object.assign(window, { runtime, lead, el });
+    for (const name of ['done', 'stopped', 'broken', 'spent', 'capped', 'refuser']) {
+      const a = await runtime.startActivation({ provider: 'spawn', parent: lead, name, label: `Task of ${name}`, prompt: 'go', ...(name === 'spent' ? { budget: { turns: 1 } } : {}) });
+      a.result.catch(() => {});
+    }
+  });
+  const until = (fn, arg) => page.waitForFunction(fn, arg, { timeout: 10_000, polling: 20 });
+  await until(() => ['stopped', 'spent'].every((n) => window.items(window.el).find((r) => r.name === n)?.activity === 'running'));
+  // spent's one turn is all its budget allows: a message waits, and its turn ends budget-exhausted.
+  await page.evaluate(async () => {
+    await window.runtime.prompt(window.lead, 'spent', 'and this too');
+    window.openGate();
+    await window.runtime.interrupt('stopped', { kind: 'user', root: window.lead });
+  });
+  await until(() => window.el.shadowRoot.querySelectorAll('[role="treeitem"]:not([data-name="lead"]) .badge.stop').length === 5);
+  const badges = await page.evaluate(() =>
+    [...window.el.shadowRoot.querySelectorAll('[role="treeitem"]')].flatMap((li) => {
+      const stop = li.querySelector(':scope > .row .badge.stop');
+      const state = li.querySelector(':scope > .row .badge.activity');
+      if (li.dataset.name === 'lead' || (!stop && li.dataset.name !== 'broken')) return [];
+      const style = stop && getComputedStyle(stop);
+      return [{ name: li.dataset.name, state: state?.textContent, stop: stop?.textContent ?? null, reason: stop?.dataset.stopReason ?? null, label: stop?.getAttribute('aria-label') ?? null, role: stop?.getAttribute('role') ?? null, part: stop?.getAttribute('part') ?? null, colour: style ? `${style.color}/${style.backgroundColor}` : null }];
+    }),
+  );
+  const byName = Object.fromEntries(badges.map((b) => [b.name, b]));
+  assert.deepEqual(
+    Object.fromEntries(badges.map((b) => [b.name, [b.state, b.stop, b.reason, b.part]])),
+    {
+      done: ['settled', 'completed', 'completed', 'badge stop completed'],
+      stopped: ['settled', 'interrupted', 'aborted', 'badge stop aborted'],
+      broken: ['error', null, null, null], // its state badge already says error
+      spent: ['settled', 'budget spent', 'budget-exhausted', 'badge stop budget-exhausted'],
+      capped: ['settled', 'max tokens', 'max-tokens', 'badge stop max-tokens'],
+      refuser: ['settled', 'refused', 'refusal', 'badge stop refusal'],
+    },
+  );
+  const stops = badges.filter((b) => b.stop);
+  assert.equal(new Set(stops.map((b) => b.colour)).size, stops.length, `each reason its own colour: ${stops.map((b) => b.colour)}`);
+  assert.ok(stops.every((b) => b.role === 'img' && b.label.startsWith('last turn ')), JSON.stringify(stops));
+  assert.equal(byName.stopped.label, 'last turn interrupted (aborted)');
+  // The row's accessible name carries the label (a screen reader hears how it stopped).
+  assert.equal(await page.getByRole('treeitem', { name: /last turn interrupted \(aborted\)/ }).count(), 1);
+  assert.equal(await page.getByRole('treeitem', { name: /last turn stopped: a budget is exhausted/ }).count(), 1);
+  await screenshot(page, 'element-stop-reasons', page.locator('subagent-tree'));
+  page.check();
+  await page.close();
+});
