@@ -30,6 +30,7 @@ node --expose-gc pkg-tests/bench/history.mjs
 node --expose-gc pkg-tests/bench/usage.mjs
 node --expose-gc pkg-tests/bench/budgets.mjs
 node --expose-gc pkg-tests/bench/deltas.mjs
+node pkg-tests/bench/element.mjs
 node pkg-tests/bench/coldstart.mjs
 echo
 BENCH_NATIVE="$BENCH_NATIVE_OUT" node pkg-tests/bench/summary.mjs

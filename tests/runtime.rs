@@ -557,7 +557,7 @@ fn a_restart_rebuilds_names_and_a_message_resumes_a_cold_member() {
         })
         .collect();
     assert_eq!(paths, [Some("reviewer".to_owned()), Some("reviewer/checker".to_owned())]);
-    assert!(rows.iter().all(|r| !r.running));
+    assert!(rows.iter().all(|r| !r.live.running));
     // Messaging the cold grandchild resumes it under its full name; its creator stays offline.
     let (rt, r, id) = (h.rt.clone(), root.clone(), b_id.clone());
     h.run(async move { rt.send_message(&r, &id, Value::from("one more thing"), &Signal::never()).await }).unwrap();
@@ -912,7 +912,7 @@ fn an_interrupted_turn_end_says_whether_it_left_input_parked() {
     // A listing says the same, for views that were not following the events.
     let rt = h.rt.clone();
     let rows = h.run(async move { rt.list_descendants("root", &Signal::never()).await }).unwrap();
-    let rest = |id: &str| rows.iter().find(|r| r.row.id() == id).map(|r| (r.running, r.rest));
+    let rest = |id: &str| rows.iter().find(|r| r.row.id() == id).map(|r| (r.live.running, r.live.rest));
     assert_eq!(rest(&p.child_id), Some((false, Some(subagent_tree::runtime::Rest::Parked))));
     assert_eq!(rest(&q.child_id), Some((false, None)), "settled: not resident");
 }
@@ -1231,7 +1231,7 @@ fn usage_is_recorded_with_each_turn_and_rolled_up_per_subtree() {
     let by_path: Vec<(Option<String>, u64, u64)> = rows
         .iter()
         .map(|r| match &r.row {
-            Row::Child(c) => (c.path_string(), r.usage.own.usage.tokens(), r.usage.subtree.usage.tokens()),
+            Row::Child(c) => (c.path_string(), r.live.usage.own.usage.tokens(), r.live.usage.subtree.usage.tokens()),
             Row::Diagnostic(_) => (None, 0, 0),
         })
         .collect();
@@ -1366,4 +1366,46 @@ fn a_running_turn_streams_parts_and_a_late_part_is_ignored() {
     );
     let stored = store.read_now("root", &ReadQuery::default()).unwrap();
     assert!(stored.iter().all(|e| !e.payload.to_json().contains("Hel")), "deltas are never stored");
+}
+
+/// A tree as it is after a restart (issue 51): each member's last turn (how it
+/// stopped, its latest output) read from the logs by `list_tree`, the root's
+/// too; and from the store alone, a turn still open shows as open.
+#[test]
+fn a_tree_lists_each_members_last_turn_after_a_restart() {
+    use subagent_tree::core::turns::{list_tree, Turns};
+    let h = Harness::wide();
+    let root = h.root();
+    h.host.script("reviewer", |_| completed("reviewed: ship it"));
+    h.host.hold("worker");
+    let (rt, r) = (h.rt.clone(), root.clone());
+    h.run(async move { rt.prompt(&r, "lead", Value::from("go"), Scheduling::Queue, &Signal::never()).await }).unwrap();
+    let reviewer = start(&h, spec(&root, Some("reviewer"))).unwrap();
+    let worker = start(&h, spec(&root, Some("worker"))).unwrap();
+    h.settle();
+    // From the store alone, while worker's turn runs: open, nothing ended yet.
+    let store = h.store.clone();
+    let listing = h.run(async move { list_tree(&store, "root", &Signal::never()).await }).unwrap();
+    let turns_of = |id: &str| listing.rows.iter().find(|(r, _)| r.id() == id).and_then(|(_, t)| t.clone());
+    assert_eq!(turns_of(&worker.child_id), Some(Turns { open: true, stop_reason: None, output: None }));
+    assert_eq!(
+        turns_of(&reviewer.child_id),
+        Some(Turns { open: false, stop_reason: Some("completed".into()), output: Some("reviewed: ship it".into()) })
+    );
+    h.rt.interrupt(&worker.child_id, InterruptAuthority::Ancestor(&root)).unwrap();
+    h.settle();
+    // A new runtime over the same store: nothing resident, the logs still say how each stopped.
+    let again =
+        Harness::over(h.store.clone(), "b", RuntimeOptions { max_depth: 4, capacity: 32, ..RuntimeOptions::default() });
+    let _root2 = again.root();
+    let rt = again.rt.clone();
+    let (root_live, rows) = again.run(async move { rt.list_tree("root", &Signal::never()).await }).unwrap();
+    assert_eq!(root_live.turns.stop_reason.as_deref(), Some("completed"));
+    assert!(root_live.turns.output.is_some(), "the root's latest output");
+    let last = |id: &str| {
+        let row = rows.iter().find(|r| r.row.id() == id).unwrap();
+        (row.live.running, row.live.turns.stop_reason.clone(), row.live.turns.output.clone())
+    };
+    assert_eq!(last(&reviewer.child_id), (false, Some("completed".into()), Some("reviewed: ship it".into())));
+    assert_eq!(last(&worker.child_id), (false, Some("aborted".into()), None));
 }

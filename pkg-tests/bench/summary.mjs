@@ -59,6 +59,8 @@ for (const [name, files] of [['full', ['subagent_tree_bg.wasm', 'subagent_tree.j
 {
   const ms = get('deltas.maxBlockMs');
   row('1,000 deltas/s, 100 members, lagging events() reader: longest block', `${f(ms)} ms`, `heap growth ${f(get('deltas.heapGrowthKB'), 0)} KB`, undefined, '< 50 ms, memory flat', ms === undefined ? undefined : ms < 50);
+  const first = get('element.firstDelta.medianMs');
+  row('<subagent-tree>: first delta to its live line on screen (Chromium)', `${f(first)} ms`, `p90 ${f(get('element.firstDelta.p90Ms'))} ms`, undefined, '<= 16 ms median', first === undefined ? undefined : first <= 16);
 }
 {
   const r = ratio(get('usage.tree.usage'), get('usage.tree.list'));

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
-import { listDescendants, MemoryStore, SubagentError } from 'subagent-tree';
+import { listDescendants, listTree, MemoryStore, SubagentError } from 'subagent-tree';
 import { c0, c1, c3, note, log, forkLog, memory, jsStore, withOverrides, counting, rejects, never, ids, STYLES } from './helpers.mjs';
 
 /** The fixture: a three-level named tree, a historical v0 branch, an external
@@ -78,6 +78,48 @@ for (const style of STYLES) {
     });
   }
 }
+
+/** The fixture with turns: the root's and rev's ended (rev's last one interrupted), chk's open. */
+function withTurns() {
+  const logs = fixture();
+  const turn = (stopReason, output, id) => [
+    { type: 'turn/start', payload: { input: [id] } },
+    { type: 'turn/end', payload: { stopReason, output, consumed: [id] } },
+  ];
+  logs.root = log([...logs.root, ...turn('completed', [{ type: 'text', text: 'All done.' }], 'm1')]);
+  logs.rev = log([...logs.rev, ...turn('completed', 'Reviewed: ship it', 'm2'), ...turn('aborted', [], 'm3')]);
+  logs.chk = log([...logs.chk, { type: 'turn/start', payload: { input: ['m4'] } }]);
+  return logs;
+}
+
+test('listTree: the rows of listDescendants, each with what its log says of its turns, and the root', async () => {
+  for (const batch of [false, true]) {
+    const store = jsStore(withTurns(), { batch });
+    const tree = await listTree(store, 'root');
+    const listed = await listDescendants(jsStore(withTurns(), { batch }), 'root');
+    // The same rows, in the same reads; a row whose log was read adds turnOpen and lastTurn.
+    assert.deepEqual(tree.rows.map(({ turnOpen, lastTurn, ...row }) => row), listed);
+    assert.deepEqual(tree.root, { id: 'root', turnOpen: false, lastTurn: { stopReason: 'completed', output: 'All done.' } });
+    const of = (id) => tree.rows.find((r) => r.id === id);
+    // rev: its last turn was interrupted; its latest output is the one before.
+    assert.deepEqual([of('rev').turnOpen, of('rev').lastTurn], [false, { stopReason: 'aborted', output: 'Reviewed: ship it' }]);
+    assert.deepEqual([of('chk').turnOpen, of('chk').lastTurn], [true, undefined]);
+    assert.deepEqual([of('deep').turnOpen, 'lastTurn' in of('deep')], [false, false]);
+    // An external run (no log) and diagnostics carry neither.
+    for (const id of ['ext', 'hist', 'gone', 'x']) assert.ok(!('turnOpen' in of(id)) && !('lastTurn' in of(id)), id);
+    // Turn records are read with the catalogs: one read per log, as a listing.
+    assert.deepEqual(store.calls.readOptions[0].types, ['subagent/catalog', 'session/start', 'turn/start', 'turn/end']);
+    const all = [...store.calls.read, ...store.calls.readMany.flat()];
+    assert.deepEqual([...all].sort(), [...READ_ONCE].sort());
+  }
+  // A long output is cut to 4096 bytes of UTF-8, ending "…".
+  const store = new MemoryStore();
+  await store.append('r', [{ seq: 0, type: 'turn/end', payload: { stopReason: 'max-tokens', output: 'ü'.repeat(5000), consumed: [] } }]);
+  const { root } = await listTree(store, 'r');
+  assert.equal(root.lastTurn.stopReason, 'max-tokens');
+  assert.ok(root.lastTurn.output.endsWith('…') && new TextEncoder().encode(root.lastTurn.output).length <= 4096);
+  await assert.rejects(listTree(store, ''), (e) => e instanceof SubagentError && e.code === 'INVALID_ARGUMENT');
+});
 
 test('stores are asked for catalog event types with fromSeq 0 and the caller\'s signal', async () => {
   const store = jsStore(fixture(), { batch: true });

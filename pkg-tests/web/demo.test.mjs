@@ -365,13 +365,24 @@ describe('demo page', { skip }, () => {
   });
 
   test('reload brings back the same tree with the same names from IndexedDB (cold); a message resumes a cold member', async () => {
-    const before = (await rows(page)).map((x) => [x.id, x.name]);
+    const shown = async () =>
+      page.evaluate(() =>
+        [...document.querySelector('subagent-tree').shadowRoot.querySelectorAll('[role="treeitem"]')].map((li) => li.querySelector(':scope > .row .badge.stop')?.dataset.stopReason ?? null),
+      );
+    const beforeRows = await rows(page);
+    const before = beforeRows.map((x) => [x.id, x.name]);
+    const stopsBefore = await shown();
     await page.reload();
     await waitFor(page, () => document.body.dataset.ready === 'true');
     await waitForSettledTree(page, ['lead', 'reviewer', 'reviewer/checker', 'reviewer/auditor', 'writer']);
     const after = await rows(page);
     assert.deepEqual(after.map((x) => [x.id, x.name]), before, 'same Session ids, same full names');
-    assert.ok(after.slice(1).every((x) => x.activity === 'inactive'), 'every member is cold after a reload');
+    // Cold after a reload, and shown as the logs say (not `inactive`): each member's state, last output and stop reason.
+    assert.ok(after.slice(1).every((x) => x.activity === 'settled'), `every member is settled after a reload: ${after.map((x) => x.activity)}`);
+    const oneLine = (x) => x.output?.replace(/\s+/g, ' '); // the selected row shows its output whole
+    assert.deepEqual(after.map(oneLine), beforeRows.map(oneLine), 'the same last outputs');
+    assert.deepEqual(await shown(), stopsBefore, 'the same stop reasons');
+    assert.equal((await shown())[after.findIndex((x) => x.name === 'writer')], 'aborted', 'the interrupted writer shows as interrupted');
     await screenshot(page, 'demo-reloaded');
     // The interrupted writer is cold now; a message resumes it from its log.
     await select(page, 'writer');

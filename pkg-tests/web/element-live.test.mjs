@@ -191,3 +191,118 @@ test('each stop reason differs in text and colour and has an accessible label; a
   page.check();
   await page.close();
 });
+
+test('after a reload, and in a page that only reads the store, each row shows its last output, stop reason and state from the logs', { skip }, async () => {
+  const page = await openFixture(env.context, env.site.url);
+  /** Each row as shown: [state badge, stop badge, output line]. */
+  const view = () =>
+    page.evaluate((tag) => {
+      const out = {};
+      for (const li of document.querySelector(tag).shadowRoot.querySelectorAll('[role="treeitem"]')) {
+        const row = li.querySelector(':scope > .row');
+        out[li.dataset.name] = [
+          row.querySelector('.badge.activity')?.textContent ?? null,
+          row.querySelector('.badge.stop')?.dataset.stopReason ?? null,
+          row.querySelector(':scope > .output')?.textContent ?? null,
+        ];
+      }
+      return out;
+    }, 'subagent-tree');
+  await page.evaluate(() => window.lib.IndexedDBStore.deleteDatabase('reload-test'));
+  await page.evaluate(async () => {
+    const { SubagentRuntime, IndexedDBStore } = window.lib;
+    const store = await IndexedDBStore.open('reload-test');
+    let release;
+    window.slowGate = new Promise((resolve) => (release = resolve));
+    window.releaseSlow = release;
+    const host = {
+      async runTurn(turn) {
+        if (turn.name === 'broken') return { stopReason: 'error', diagnostic: 'the model failed' };
+        if (turn.name === 'stopper') {
+          await new Promise((resolve) => turn.signal.addEventListener('abort', resolve, { once: true }));
+          return { stopReason: 'aborted' };
+        }
+        if (turn.name === 'slow') {
+          await window.slowGate;
+          return { messages: ['Slow work finished.'] };
+        }
+        if (turn.name === 'capped') return { stopReason: 'max-tokens', messages: ['Half a sent'] };
+        return { messages: [`${turn.name}: notes drafted.`] };
+      },
+    };
+    const runtime = new SubagentRuntime({ store, host, capacity: 8 });
+    const lead = await runtime.openRoot({ sessionId: 'reload-root' });
+    for (const name of ['writer', 'stopper', 'broken', 'capped', 'slow']) {
+      const a = await runtime.startActivation({ provider: 'spawn', parent: lead, name, label: `Task of ${name}`, prompt: 'go' });
+      a.result.catch(() => {});
+    }
+    await runtime.interrupt('stopper', { kind: 'user', root: lead });
+    Object.assign(window, { runtime, lead, store });
+    // A follower over the same store, as a page that only reads it would be.
+    const follower = document.createElement('subagent-tree');
+    follower.store = store;
+    follower.rootId = 'reload-root';
+    document.body.replaceChildren(follower);
+    await follower.ready;
+  });
+  // The follower sees slow's open turn as running, and the others as their logs say.
+  await page.waitForFunction(() => window.items(document.querySelector('subagent-tree')).find((r) => r.name === 'stopper')?.activity === 'settled');
+  let seen = await view();
+  assert.deepEqual(seen.slow, ['running', null, null], 'an open turn in the log is a running member');
+  assert.deepEqual(seen.writer, ['settled', 'completed', 'writer: notes drafted.']);
+  // When slow's turn ends in the driving runtime, the follower shows it (the store tells of the append).
+  await page.evaluate(() => window.releaseSlow());
+  await page.waitForFunction(() => window.items(document.querySelector('subagent-tree')).find((r) => r.name === 'slow')?.activity === 'settled');
+  await page.evaluate(async () => {
+    await window.runtime.waitForQuiescence(window.lead);
+    await window.runtime.closeRoot(window.lead);
+    window.store.close();
+  });
+  const expected = {
+    writer: ['settled', 'completed', 'writer: notes drafted.'],
+    stopper: ['settled', 'aborted', null],
+    broken: ['error', null, null],
+    capped: ['settled', 'max-tokens', 'Half a sent'],
+    slow: ['settled', 'completed', 'Slow work finished.'],
+  };
+  const children = (v) => Object.fromEntries(Object.entries(v).filter(([name]) => name !== 'lead'));
+  // Reload: a page that only reads the store.
+  await page.reload();
+  await page.waitForFunction(() => window.fixtureReady === true);
+  await page.evaluate(async () => {
+    const store = await window.lib.IndexedDBStore.open('reload-test');
+    const el = document.createElement('subagent-tree');
+    el.store = store;
+    el.rootId = 'reload-root';
+    document.body.replaceChildren(el);
+    await el.ready;
+    window.readerStore = store;
+  });
+  seen = await view();
+  assert.deepEqual(children(seen), expected);
+  assert.deepEqual(seen.lead.slice(0, 2), ['idle', 'completed'], 'the root: it takes messages; its last turn completed');
+  assert.match(seen.lead[2], /^lead: notes drafted\.$/);
+  await screenshot(page, 'element-reloaded-reader', page.locator('subagent-tree'));
+  // Reload again: a new runtime over the store shows the same (nothing resident but the root).
+  await page.evaluate(async () => {
+    window.readerStore.close();
+    const { SubagentRuntime, IndexedDBStore } = window.lib;
+    const store = await IndexedDBStore.open('reload-test');
+    const runtime = new SubagentRuntime({ store, host: { runTurn: async () => ({ messages: ['again'] }) } });
+    const lead = await runtime.openRoot({ sessionId: 'reload-root' });
+    const el = document.createElement('subagent-tree');
+    el.runtime = runtime;
+    el.root = lead;
+    document.body.replaceChildren(el);
+    await el.ready;
+    window.nodeInfos = window.items(el).map((r) => el.nodeInfo(r.id));
+  });
+  const again = await view();
+  assert.deepEqual(children(again), expected);
+  assert.deepEqual(again.lead, seen.lead);
+  const infos = await page.evaluate(() => Object.fromEntries(window.nodeInfos.map((n) => [n.name, [n.state, n.stopReason ?? null]])));
+  assert.deepEqual(infos.stopper, ['settled', 'aborted']);
+  await screenshot(page, 'element-reloaded-runtime', page.locator('subagent-tree'));
+  page.check();
+  await page.close();
+});

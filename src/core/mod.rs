@@ -19,6 +19,7 @@
 //! | [`result`], [`schema`] | run results and content; the `outputSchema` subset (runtime feature) |
 //! | [`delta`] | the parts a host streams while a turn runs (runtime feature) |
 //! | [`budget`] | what a subtree may spend, and the ledger that reserves and counts it per tree (runtime feature) |
+//! | [`turns`] | what a log says of its member's turns (one open, the last stop, the latest output) and the tree listing that carries it |
 //! | [`usage`] | what a turn or run spends, its validation, and totals folded from logs (runtime feature) |
 
 #[cfg(feature = "runtime")]
@@ -41,5 +42,6 @@ pub mod result;
 pub mod schema;
 pub mod signal;
 pub mod store;
+pub mod turns;
 #[cfg(feature = "runtime")]
 pub mod usage;

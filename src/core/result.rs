@@ -113,19 +113,7 @@ pub fn normalize_content(content: Value) -> Option<Value> {
     }
 }
 
-/// The text of content blocks, joined by newlines.
-pub fn content_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
+pub use crate::core::turns::content_text;
 
 #[cfg(test)]
 mod tests {

@@ -201,6 +201,8 @@ pub struct LogUsage {
     pub last_seq: Option<u64>,
     /// The budgets its log records (a root's log records its tree's).
     pub(crate) budgets: crate::core::budget::Budgets,
+    /// How its last turn stopped and its latest output (read in the same events).
+    pub turns: crate::core::turns::Turns,
 }
 
 impl LogUsage {
@@ -231,6 +233,7 @@ impl LogUsage {
             }
         }
         out.open_turn = open;
+        out.turns = crate::core::turns::Turns::of(events);
         out.last_seq = events.last().map(|e| e.seq);
         out
     }

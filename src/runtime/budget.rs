@@ -60,6 +60,21 @@ pub(crate) fn row_budgets(budgets: &Budgets, rows: &[Row], subtrees: &[usage::To
         .collect()
 }
 
+/// [`row_budgets`], plus the root's own (its subtree is the whole listing).
+pub(crate) fn tree_budgets(
+    budgets: &Budgets,
+    root_id: &str,
+    rows: &[Row],
+    root_subtree: &usage::Totals,
+    subtrees: &[usage::Totals],
+) -> (Option<BudgetState>, Vec<Option<BudgetState>>) {
+    let (root_below, _) = budget::below(rows, |_| 1);
+    let root = budgets
+        .get(root_id)
+        .map(|set| BudgetState { set: *set, remaining: budget::remaining(set, &root_subtree.spent(root_below)) });
+    (root, row_budgets(budgets, rows, subtrees))
+}
+
 /// What each member's subtree spent as the logs of a listing from `root_id`
 /// count it (usage, turns, descendants), plus one turn for each turn a log
 /// holds open that `lost` says nobody runs (it ran, and its record comes later).

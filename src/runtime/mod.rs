@@ -353,6 +353,12 @@ pub struct MemberNames {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LiveRow {
     pub row: Row,
+    pub live: Live,
+}
+
+/// What a live listing says of one member, the root's included.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Live {
     /// `true` = `running`: resident and working; says nothing about task completion.
     pub running: bool,
     /// Resident and not running: `Idle` waits for input, `Parked` holds unread input an
@@ -362,6 +368,9 @@ pub struct LiveRow {
     pub usage: Rollup,
     /// The member's own budget, set and remaining, where it has one.
     pub budget: Option<BudgetState>,
+    /// How its last turn stopped and its latest output, from its log (empty
+    /// for a member without one: an external run, a diagnostic).
+    pub turns: crate::core::turns::Turns,
 }
 
 /// How a resident member that is not running waits.
@@ -890,37 +899,61 @@ impl Runtime {
 
     /// The tree below `root_id` in pre-order, with live activity.
     pub async fn list_descendants(&self, root_id: &str, signal: &Signal) -> Result<Vec<LiveRow>> {
+        Ok(self.list_tree(root_id, signal).await?.1)
+    }
+
+    /// The tree of `root_id`: the root's own live state, and every member
+    /// below it in pre-order with its live state, in one listing's reads.
+    pub async fn list_tree(&self, root_id: &str, signal: &Signal) -> Result<(Live, Vec<LiveRow>)> {
         let (rows, logs) = usage::list_with_usage(&*self.0.store, root_id, signal).await?;
-        let (_, usage) = usage::roll_up(root_id, &rows, &logs, |id| !self.turn_in_flight(id));
+        let (root_usage, usage) = usage::roll_up(root_id, &rows, &logs, |id| !self.turn_in_flight(id));
         let st = self.0.state.borrow();
         // Budgets: an open tree's ledger (the live view); else the root's log, when listed from a root.
         let ledger = st.members.get(root_id).and_then(|m| st.trees.get(&m.root_id)).map(|t| &t.budgets);
-        let budgets = match ledger {
-            Some(ledger) => rows.iter().map(|r| ledger.budget_of(r.id()).map(BudgetState::from)).collect(),
+        let (root_budget, budgets) = match ledger {
+            Some(ledger) => (
+                ledger.budget_of(root_id).map(BudgetState::from),
+                rows.iter().map(|r| ledger.budget_of(r.id()).map(BudgetState::from)).collect(),
+            ),
             None => {
                 let subtrees: Vec<Totals> = usage.iter().map(|u| u.subtree).collect();
-                logs.get(root_id).map_or_else(Vec::new, |l| budget::row_budgets(&l.budgets, &rows, &subtrees))
+                logs.get(root_id).map_or_else(
+                    || (None, Vec::new()),
+                    |l| budget::tree_budgets(&l.budgets, root_id, &rows, &root_usage.subtree, &subtrees),
+                )
             }
         };
+        let live = |id: &str, usage: Rollup, budget: Option<BudgetState>| {
+            let member = st.members.get(id).filter(|m| m.phase() == Phase::Live && !m.is_external());
+            let running = st.members.get(id).is_some_and(|m| m.is_busy());
+            let rest = member.filter(|_| !running).map(|m| {
+                let s = m.state.borrow();
+                if s.parked && !s.inbox.is_empty() {
+                    Rest::Parked
+                } else {
+                    Rest::Idle
+                }
+            });
+            let turns = logs.get(id).map(|l| l.turns.clone()).unwrap_or_default();
+            Live { running, rest, usage, budget, turns }
+        };
+        let root = live(root_id, root_usage, root_budget);
         let mut budgets = budgets.into_iter();
-        Ok(rows
+        let rows = rows
             .into_iter()
             .zip(usage)
             .map(|(row, usage)| {
                 let budget = budgets.next().flatten();
-                let member = st.members.get(row.id()).filter(|m| m.phase() == Phase::Live && !m.is_external());
-                let running = st.members.get(row.id()).is_some_and(|m| m.is_busy());
-                let rest = member.filter(|_| !running).map(|m| {
-                    let s = m.state.borrow();
-                    if s.parked && !s.inbox.is_empty() {
-                        Rest::Parked
-                    } else {
-                        Rest::Idle
-                    }
-                });
-                LiveRow { row, running, rest, usage, budget }
+                // An external run has no log: the row's id may still name another log's entry.
+                let external = matches!(&row, Row::Child(c) if c.mode == crate::core::catalog::Mode::External);
+                let mut live = live(row.id(), usage, budget);
+                if external || matches!(row, Row::Diagnostic(_)) {
+                    live.turns = Default::default();
+                }
+                LiveRow { row, live }
             })
-            .collect())
+            .collect();
+        Ok((root, rows))
     }
 
     /// What `target` (a full name, `lead` or a Session id of the root's tree;

@@ -268,22 +268,23 @@ impl Toolset {
             Row::Child(c) => c.mode != crate::core::catalog::Mode::External,
             Row::Diagnostic(_) => true,
         };
-        for live in rows.iter().filter(listed).filter(|r| descendants || r.row.depth() == 1) {
-            let (name, parent) = (self.full_name(&live.row), self.parent_name(&live.row, &rows));
-            let (status, description, diagnostic) = match &live.row {
+        for entry in rows.iter().filter(listed).filter(|r| descendants || r.row.depth() == 1) {
+            let (name, parent) = (self.full_name(&entry.row), self.parent_name(&entry.row, &rows));
+            let (status, description, diagnostic) = match &entry.row {
                 Row::Child(c) => {
-                    (if live.running { "running" } else { "inactive" }, c.label.clone().unwrap_or_default(), None)
+                    (if entry.live.running { "running" } else { "inactive" }, c.label.clone().unwrap_or_default(), None)
                 }
                 Row::Diagnostic(d) => ("unavailable", String::new(), Some(d.reason.as_str())),
             };
-            let indent = if descendants { "  ".repeat(live.row.depth() as usize - 1) } else { String::new() };
+            let indent = if descendants { "  ".repeat(entry.row.depth() as usize - 1) } else { String::new() };
             // What its whole subtree spent, in input plus output tokens.
-            let tokens = live.usage.subtree.usage.tokens();
+            let tokens = entry.live.usage.subtree.usage.tokens();
             let spent = match tokens {
                 0 => String::new(),
-                n => format!("; {n} tokens{}", if live.usage.subtree.complete { "" } else { " or more" }),
+                n => format!("; {n} tokens{}", if entry.live.usage.subtree.complete { "" } else { " or more" }),
             };
-            let left = live.budget.map_or_else(String::new, |b| format!("; budget left: {}", b.remaining.describe()));
+            let left =
+                entry.live.budget.map_or_else(String::new, |b| format!("; budget left: {}", b.remaining.describe()));
             let detail = match diagnostic {
                 Some(reason) => format!("cannot be shown ({reason})"),
                 None if description.is_empty() => format!("{status}{spent}{left}"),
@@ -294,14 +295,14 @@ impl Toolset {
                 ("name", Some(Value::from(name.as_str()))),
                 ("status", Some(Value::from(status))),
                 ("description", Some(Value::from(description))),
-                ("sessionId", Some(Value::from(live.row.id()))),
+                ("sessionId", Some(Value::from(entry.row.id()))),
                 ("tokens", Some(Value::from(tokens))),
             ];
             if descendants {
                 row.push(("parent", Some(Value::from(parent))));
-                row.push(("depth", Some(Value::from(live.row.depth() as u64))));
+                row.push(("depth", Some(Value::from(entry.row.depth() as u64))));
             }
-            row.push(("budget", live.budget.as_ref().map(crate::runtime::BudgetState::to_value)));
+            row.push(("budget", entry.live.budget.as_ref().map(crate::runtime::BudgetState::to_value)));
             row.push(("diagnostic", diagnostic.map(Value::from)));
             out.push(Value::object(row));
         }

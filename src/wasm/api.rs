@@ -152,6 +152,30 @@ pub fn list_descendants(
     })
 }
 
+/// Every descendant of `rootSessionId` as `listDescendants` lists it, each
+/// with what its log says of its turns (`turnOpen`, `lastTurn`), and the
+/// root's: a tree as it is, from the store alone.
+#[wasm_bindgen(js_name = listTree, unchecked_return_type = "Promise<TreeListing>")]
+pub fn list_tree(
+    #[wasm_bindgen(unchecked_param_type = "SessionStore")] store: JsValue,
+    #[wasm_bindgen(js_name = rootSessionId, unchecked_param_type = "string")] root_session_id: JsValue,
+    options: Option<super::ts::CallOptionsArg>,
+) -> Promise {
+    let (store, root, link) = match prepare(&store, &root_session_id, &super::ts::opt(options)) {
+        Ok(prepared) => prepared,
+        Err(e) => return Promise::reject(&to_js(e)),
+    };
+    #[cfg(not(feature = "runtime"))]
+    return super::lite::tree(store, &root, link);
+    #[cfg(feature = "runtime")]
+    future_to_promise(async move {
+        match crate::core::turns::list_tree(&*store, &root, link.signal()).await {
+            Ok(listing) => super::convert::tree_to_js(&root, &listing),
+            Err(e) => Err(link.error(e)),
+        }
+    })
+}
+
 /// The Session id a reference names within the tree of `rootSessionId`.
 #[wasm_bindgen(js_name = resolveName, unchecked_return_type = "Promise<string>")]
 pub fn resolve_name(

@@ -738,3 +738,37 @@ pub fn agent_ref_to_js(parsed: &AgentRef, original: &JsValue) -> JsValue {
     }
     obj.into()
 }
+
+/// Sets `lastTurn` (`{ stopReason?, output? }`, when the log records either) on a row or member object.
+pub fn set_last_turn(obj: &Object, turns: &crate::core::turns::Turns) {
+    if turns.stop_reason.is_none() && turns.output.is_none() {
+        return;
+    }
+    let last = Object::new();
+    set_opt(&last, "stopReason", turns.stop_reason.as_deref());
+    set_opt(&last, "output", turns.output.as_deref());
+    set(obj, "lastTurn", &last);
+}
+
+/// `listTree`'s answer: `{ root: { id, turnOpen, lastTurn? }, rows }`, each row
+/// with a log read carrying `turnOpen` and `lastTurn` as the root does.
+pub fn tree_to_js(root_id: &str, listing: &crate::core::turns::TreeListing) -> std::result::Result<JsValue, JsValue> {
+    let rows: Vec<Row> = listing.rows.iter().map(|(row, _)| row.clone()).collect();
+    let out = super::fast::rows_to_js(&rows)?;
+    let array: &js_sys::Array = out.unchecked_ref();
+    for (i, (_, turns)) in listing.rows.iter().enumerate() {
+        if let Some(turns) = turns {
+            let obj: Object = array.get(i as u32).unchecked_into();
+            set(&obj, "turnOpen", &JsValue::from_bool(turns.open));
+            set_last_turn(&obj, turns);
+        }
+    }
+    let root = Object::new();
+    set(&root, "id", &JsValue::from_str(root_id));
+    set(&root, "turnOpen", &JsValue::from_bool(listing.root.open));
+    set_last_turn(&root, &listing.root);
+    let tree = Object::new();
+    set(&tree, "root", &root);
+    set(&tree, "rows", &out);
+    Ok(tree.into())
+}

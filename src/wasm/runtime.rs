@@ -19,7 +19,7 @@ use super::registry::{ensure_dispatcher, HOLDS, NEXT_HOLD, NEXT_RUNTIME, RUNTIME
 use super::signal::Link;
 use super::store::JsStore;
 use super::tools::tools_for;
-use super::values::{event_to_js, live_row_to_js, provider_to_js, result_to_js};
+use super::values::{event_to_js, live_root_to_js, live_row_to_js, provider_to_js, result_to_js};
 use crate::core::error::{ErrorCode, Result, SubagentError};
 use crate::core::json::Value;
 use crate::core::limits::MAX_TREE_DEPTH;
@@ -554,6 +554,32 @@ impl JsRuntime {
         future_to_promise(async move {
             let id = rt.resolve_name(&caller, &text, link.signal()).await.map_err(|e| link.error(e))?;
             Ok(JsValue::from_str(&id))
+        })
+    }
+
+    /// The tree of `rootSessionId`: its root and every member below it in
+    /// pre-order, each with its live `activity`, usage, budget and `lastTurn`.
+    #[wasm_bindgen(js_name = listTree, unchecked_return_type = "Promise<LiveTree>")]
+    pub fn list_tree(
+        &self,
+        #[wasm_bindgen(js_name = rootSessionId, unchecked_param_type = "string")] root_session_id: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        let parsed = (|| -> Result<_> {
+            Ok((id_arg(&root_session_id, "rootSessionId")?, link_signal_or_options(options, "options")?))
+        })();
+        let (root, link) = match parsed {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move {
+            let (live, rows) = rt.list_tree(&root, link.signal()).await.map_err(|e| link.error(e))?;
+            let mut out = super::convert::RowsToJs::default();
+            let tree = Object::new();
+            set(&tree, "root", &live_root_to_js(&root, &live));
+            set(&tree, "rows", &rows.iter().map(|r| live_row_to_js(&mut out, r)).collect::<Array>());
+            Ok(tree.into())
         })
     }
 

@@ -5,7 +5,7 @@ use super::convert::{set, value_to_js};
 use crate::core::result::SubagentResult;
 use crate::runtime::ports::Provider;
 use crate::runtime::stream::event_type;
-use crate::runtime::{source_value, InboxMessage, LiveRow, RuntimeEvent, Scheduling};
+use crate::runtime::{source_value, InboxMessage, Live, LiveRow, RuntimeEvent, Scheduling};
 use js_sys::Object;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -42,16 +42,29 @@ pub(super) fn result_to_js(r: &SubagentResult) -> JsValue {
 
 pub(super) fn live_row_to_js(rows: &mut super::convert::RowsToJs, row: &LiveRow) -> JsValue {
     let obj = rows.row(&row.row);
-    let _ = js_sys::Reflect::set(&obj, &"activity".into(), &(if row.running { "running" } else { "inactive" }).into());
-    if let Some(rest) = row.rest {
-        let state = if rest == crate::runtime::Rest::Parked { "parked" } else { "idle" };
-        let _ = js_sys::Reflect::set(&obj, &"state".into(), &state.into());
-    }
-    let _ = js_sys::Reflect::set(&obj, &"usage".into(), &value_to_js(&row.usage.to_value()));
-    if let Some(budget) = &row.budget {
-        let _ = js_sys::Reflect::set(&obj, &"budget".into(), &value_to_js(&budget.to_value()));
-    }
+    set_live(obj.unchecked_ref(), &row.live);
     obj
+}
+
+/// `{ id, activity, state?, usage, budget?, lastTurn? }`: the root of `listTree`.
+pub(super) fn live_root_to_js(id: &str, live: &Live) -> JsValue {
+    let obj = Object::new();
+    set(&obj, "id", &JsValue::from_str(id));
+    set_live(&obj, live);
+    obj.into()
+}
+
+fn set_live(obj: &Object, live: &Live) {
+    set(obj, "activity", &JsValue::from_str(if live.running { "running" } else { "inactive" }));
+    if let Some(rest) = live.rest {
+        let state = if rest == crate::runtime::Rest::Parked { "parked" } else { "idle" };
+        set(obj, "state", &JsValue::from_str(state));
+    }
+    set(obj, "usage", &value_to_js(&live.usage.to_value()));
+    if let Some(budget) = &live.budget {
+        set(obj, "budget", &value_to_js(&budget.to_value()));
+    }
+    super::convert::set_last_turn(obj, &live.turns);
 }
 
 /// An event as its `on()` listeners receive it, with its type's name.

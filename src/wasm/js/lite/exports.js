@@ -7,6 +7,7 @@ export {
   errorCodeList,
   isValidName,
   listDescendants,
+  listTree,
   MemoryStore,
   parseAgentRef,
   projectCatalog,

@@ -103,6 +103,34 @@ export interface DiagnosticRow {
 
 export type Row = ChildRow | DiagnosticRow;
 
+/**
+ * How a member's last turn ended, from its log: `stopReason` of its last
+ * `turn/end` (`completed`, `aborted`, `error`, `max-tokens`, `refusal`,
+ * `budget-exhausted`, or a reason a host added), and the text of its latest
+ * non-empty output, at most 4096 bytes of UTF-8 (ending `…` when cut).
+ */
+export interface LastTurn {
+  stopReason?: string;
+  output?: string;
+}
+
+/** What a member's log says of its turns (`listTree`). */
+export interface TreeTurns {
+  /** Its last turn started and has not ended: it runs where another runtime drives it, or was lost in a crash. */
+  turnOpen: boolean;
+  /** Absent until a turn ended. */
+  lastTurn?: LastTurn;
+}
+
+/** A `listTree` row: a `listDescendants` row, plus its turns when its log was read (not an external run or a diagnostic). */
+export type TreeRow = Row & Partial<TreeTurns>;
+
+/** `listTree`'s answer: the root's turns, and every descendant in `listDescendants` order. */
+export interface TreeListing {
+  root: { id: string } & TreeTurns;
+  rows: TreeRow[];
+}
+
 /** What a reference names: the root, a full name, or (anything else) a Session id. */
 export type AgentRef =
   | { kind: "lead" }

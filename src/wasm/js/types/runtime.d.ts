@@ -2,7 +2,7 @@
 // `subagent_tree.d.ts` imports and re-exports them (scripts/public-types.mjs);
 // the build copies this file to `types/runtime.d.ts`.
 import type { Agent } from '../index.js';
-import type { AbortSignalLike, JsonValue, SessionEvent, CatalogMode, CatalogEntry, Row, SessionStore } from './core.js';
+import type { AbortSignalLike, JsonValue, SessionEvent, CatalogMode, CatalogEntry, Row, SessionStore, LastTurn } from './core.js';
 
 /** Text content: what hosts return, what tools and notices read. */
 export interface TextBlock {
@@ -434,13 +434,24 @@ export interface SubagentMemberNames {
  * `state`, on a resident member that is not running: `idle` (waiting for input) or
  * `parked` (an interrupt left unread input waiting for the next message).
  */
-export type LiveRow = Row & {
+export type LiveRow = Row & LiveMember;
+
+/** What a live listing says of one member (a row's, or the root's in `listTree`). */
+export interface LiveMember {
   activity: 'running' | 'inactive';
   state?: 'idle' | 'parked';
   usage: UsageRollup;
   /** The member's own budget, where it has one. */
   budget?: BudgetState;
-};
+  /** How its last turn ended, from its log (absent before one ended, and for an external run). */
+  lastTurn?: LastTurn;
+}
+
+/** `runtime.listTree`: the root and every member below it, each with its live state. */
+export interface LiveTree {
+  root: { id: string } & LiveMember;
+  rows: LiveRow[];
+}
 
 /** `subagent/start`: a child's run began (a first start or a cold resume). */
 export interface SubagentStartEvent {

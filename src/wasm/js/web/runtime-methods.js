@@ -12,11 +12,11 @@ const apply = Reflect.apply;
 /** prototype -> the methods it had when its entry loaded (first capture wins). */
 const byPrototype = new WeakMap();
 
-/** Files `cls.prototype`'s `listDescendants` and `on` as they are now. */
+/** Files `cls.prototype`'s `listTree`, `listDescendants` and `on` as they are now. */
 export function captureRuntimeClass(cls) {
   const proto = cls.prototype;
   if (apply(weakHas, byPrototype, [proto])) return;
-  apply(weakSet, byPrototype, [proto, freeze({ listDescendants: proto.listDescendants, on: proto.on })]);
+  apply(weakSet, byPrototype, [proto, freeze({ listTree: proto.listTree, listDescendants: proto.listDescendants, on: proto.on })]);
 }
 
 /**
@@ -28,5 +28,5 @@ export function runtimeMethods(runtime) {
   const captured = apply(weakGet, byPrototype, [getPrototypeOf(runtime)]);
   const source = captured ?? runtime;
   const pick = (name) => (typeof source[name] === 'function' ? source[name] : null);
-  return freeze({ listDescendants: pick('listDescendants'), on: pick('on') });
+  return freeze({ listTree: pick('listTree'), listDescendants: pick('listDescendants'), on: pick('on') });
 }

@@ -58,7 +58,7 @@ export interface SubagentTreeNodeInfo {
   state?: SubagentTreeMemberState;
   /** Its last turn's output text (the latest non-empty one this view saw). */
   output?: string;
-  /** How its last turn (or run) stopped, once an event said; shown as the `stop` badge. */
+  /** How its last turn stopped (an external run: how it ended), from its events or its log; shown as the `stop` badge. */
   stopReason?: SubagentStopReason;
   /** While it runs: the last non-empty line its turn streamed (`subagent/delta`), at most 160 characters (its end). */
   live?: string;

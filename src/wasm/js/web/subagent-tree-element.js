@@ -32,7 +32,7 @@ const loadLite = () =>
     lite = null; // a failed load is retried on the next listing
     throw e;
   }));
-const listDescendants = async (...args) => (await loadLite()).listDescendants(...args);
+const listTree = async (...args) => (await loadLite()).listTree(...args);
 
 // `subagent/turn` covers every turn (the root's too, and ones ended by an
 // interrupt, which emit no `subagent/end`), so activity follows it as well.
@@ -246,7 +246,7 @@ export class SubagentTreeElement extends HTMLElement {
   }
 
   #runtime = null;
-  /** The runtime's `listDescendants` and `on`, fixed when it was set (see runtime-methods.js). */
+  /** The runtime's `listTree`, `listDescendants` and `on`, fixed when it was set (see runtime-methods.js). */
   #methods = null;
   #root = null;
   #store = null;
@@ -461,13 +461,21 @@ export class SubagentTreeElement extends HTMLElement {
     }
   }
 
+  /**
+   * The tree below `sessionId`: `{ root, rows }`, each with what the logs
+   * (and a runtime) say of its member; `root` is null from a runtime-like
+   * object that only lists descendants.
+   */
   async #list(sessionId, limit, signal) {
+    if (this.#runtime && this.#methods.listTree) {
+      return apply(this.#methods.listTree, this.#runtime, [sessionId, { signal }]);
+    }
     if (this.#runtime && this.#methods.listDescendants) {
-      return apply(this.#methods.listDescendants, this.#runtime, [sessionId, { signal }]);
+      return { root: null, rows: await apply(this.#methods.listDescendants, this.#runtime, [sessionId, { signal }]) };
     }
     if (!this.#store) throw new Error('<subagent-tree> needs a runtime or a store: set element.runtime (and element.root), or element.store and element.rootId');
     const store = limit === Infinity ? this.#store : depthLimitedStore(this.#store, sessionId, limit);
-    return listDescendants(store, sessionId, { signal });
+    return listTree(store, sessionId, { signal });
   }
 
   async #load() {
@@ -512,9 +520,9 @@ export class SubagentTreeElement extends HTMLElement {
     }
     this.setAttribute('aria-busy', 'true');
     if (this.#nodes.size === 0) this.#showStatus('Loading…');
-    let rows;
+    let listed;
     try {
-      rows = await this.#list(rootId, this.#initialDepth, controller.signal);
+      listed = await this.#list(rootId, this.#initialDepth, controller.signal);
     } catch (error) {
       if (controller.signal.aborted) return;
       this.#buffer = null;
@@ -531,7 +539,8 @@ export class SubagentTreeElement extends HTMLElement {
     const root = this.#makeNode({ kind: 'root', id: rootId, parentId: null, depth: 0, fullName: this.rootName, named: true });
     this.#rootNode = root;
     // A live runtime lists the whole tree; a store is read down to initialDepth.
-    this.#ingest(rows, root, live ? Infinity : this.#initialDepth, live);
+    this.#ingest(listed.rows, root, live ? Infinity : this.#initialDepth);
+    if (listed.root) this.#fromListing(rootId, listed.root);
     // Expansion: what was open before, else the levels listed up front.
     for (const node of this.#nodes.values()) {
       node.expanded =
@@ -603,7 +612,7 @@ export class SubagentTreeElement extends HTMLElement {
    * are re-based on `base`; rows deeper than `limit` are dropped and their
    * parents left unloaded (listed when expanded).
    */
-  #ingest(rows, base, limit, live) {
+  #ingest(rows, base, limit) {
     base.children = [];
     const added = [];
     for (const row of rows) {
@@ -642,7 +651,7 @@ export class SubagentTreeElement extends HTMLElement {
       if (parent.children) parent.children.push(node.id);
       parent.hasChildren = true;
       added.push(node);
-      if (live && (row.activity === 'running' || row.activity === 'inactive')) this.#setListed(row.id, row.activity, row.state);
+      if (row.kind === 'child') this.#fromListing(row.id, row);
     }
     return added;
   }
@@ -673,7 +682,9 @@ export class SubagentTreeElement extends HTMLElement {
     } else if (type === 'subagent/end') {
       if (typeof detail.id !== 'string') return;
       this.#streams.delete(detail.id);
-      const stop = typeof detail.stopReason === 'string' ? { stop: detail.stopReason } : {};
+      // The stop badge tells of the last turn, as the log does (a run can end without one, when
+      // interrupted between turns); an external run has no turns: its end is how it stopped.
+      const stop = detail.mode === 'external' && typeof detail.stopReason === 'string' ? { stop: detail.stopReason } : {};
       this.#setState(detail.id, detail.stopReason === 'error' || detail.error ? 'error' : 'settled', stop);
     } else if (type === 'subagent/turn') {
       if (typeof detail.sessionId !== 'string') return;
@@ -756,6 +767,35 @@ export class SubagentTreeElement extends HTMLElement {
     }
     const node = this.#nodes.get(sessionId);
     if (node?.li) this.#updateRow(node);
+  }
+
+  /**
+   * What a listing says of one member: a runtime's activity and residency,
+   * and what its log says of its turns (one open, the last stop, the latest
+   * output), so a view opened after a reload, or over a store alone, shows
+   * each member as it is. Without a runtime the logs are the only source and
+   * replace what an earlier read said; with one, its events stay first and
+   * the logs fill in what no event told this view.
+   */
+  #fromListing(id, info) {
+    const fromLog = !this.#runtime;
+    const last = info.lastTurn && typeof info.lastTurn === 'object' ? info.lastTurn : null;
+    if (info.activity === 'running' || info.activity === 'inactive') this.#setListed(id, info.activity, info.state);
+    else if (info.turnOpen === true) this.#setListed(id, 'running');
+    else if (fromLog && (last || this.#activity.has(id))) this.#setListed(id, 'inactive');
+    const entry = { ...this.#live.get(id) };
+    const resident = entry.state === 'running' || entry.state === 'idle' || entry.state === 'parked';
+    if (last) {
+      const stop = typeof last.stopReason === 'string' ? last.stopReason : undefined;
+      const output = typeof last.output === 'string' && last.output !== '' ? last.output : undefined;
+      if (fromLog || entry.stop === undefined) entry.stop = stop;
+      if (fromLog || entry.output === undefined) entry.output = output;
+      // Not resident and not running: finished (a message resumes it), or failed. A root never
+      // finishes: between turns it waits for input.
+      const rest = id === this.rootId ? 'idle' : 'settled';
+      if (!resident && (fromLog || entry.state === undefined)) entry.state = stop === 'error' ? 'error' : rest;
+    }
+    this.#live.set(id, entry);
   }
 
   /**
@@ -945,9 +985,9 @@ export class SubagentTreeElement extends HTMLElement {
       const generation = this.#rootNode;
       try {
         const live = Boolean(this.#runtime);
-        const rows = await this.#list(node.id, this.#initialDepth, signal);
+        const { rows } = await this.#list(node.id, this.#initialDepth, signal);
         if (generation !== this.#rootNode || !this.#nodes.has(node.id)) return;
-        const added = this.#ingest(rows, node, live ? Infinity : this.#initialDepth, live);
+        const added = this.#ingest(rows, node, live ? Infinity : this.#initialDepth);
         // The levels just listed open like the ones listed up front.
         for (const n of added) {
           n.expanded = n.hasChildren && n.children !== null && n.depth - node.depth < this.#initialDepth;
