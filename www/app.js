@@ -13,12 +13,13 @@ import { ScriptedHost, LONG_TASK, contentText } from './host.js';
 const params = new URLSearchParams(location.search);
 const DB = params.get('db') || 'subagent-tree-demo';
 const THINK = Number(params.get('think') ?? 700);
+const TREE_TOKENS = 20_000; // a fresh demo tree's budget, in tokens (its bar is on lead's row)
 const AUTORUN = params.get('autorun') !== '0';
 const ROOT_KEY = `subagent-tree-demo:${DB}:root`;
 const OPENING = 'Prepare the 1.0 release: have the change reviewed and the release notes drafted.';
 const TRANSCRIPT_TYPES = ['message/input', 'turn/end'];
 // Relayed to a follower tab's <subagent-tree> (the ones the element follows itself).
-const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/turn', 'subagent/message', 'subagent/catalog'];
+const LIVE_EVENTS = ['subagent/start', 'subagent/end', 'subagent/turn', 'subagent/message', 'subagent/catalog', 'subagent/delta'];
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -190,7 +191,8 @@ async function drive() {
   state.runtime = runtime;
   state.host = host;
   const fresh = !state.rootId;
-  const root = await runtime.openRoot(fresh ? {} : { sessionId: state.rootId });
+  // A fresh tree gets a budget for the whole tree: its bar shows on the lead's row.
+  const root = await runtime.openRoot(fresh ? { budget: { tokens: TREE_TOKENS } } : { sessionId: state.rootId });
   state.root = root;
   state.rootId = root.sessionId;
   localStorage.setItem(ROOT_KEY, root.sessionId);

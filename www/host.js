@@ -1,7 +1,10 @@
 // The demo's agent host: a scripted "model" with no network. Each turn
 // thinks for a moment (abortable: interrupts end it as `aborted`), then acts
 // through the same model-facing tools a real model would get (`spawn_agent`,
-// `send_message`) and answers with text. A fresh tree plays a short release
+// `send_message`) and answers with text. While it thinks it streams what it is
+// doing (`turn.emit` text deltas: the tree shows the last line live), and it
+// reports the tokens a model of its size would have spent (`usage`, so rows
+// show tokens and the tree's budget bar fills). A fresh tree plays a short release
 // script: lead starts reviewer and writer, reviewer starts checker and tells
 // writer something by name, everyone reports back and settles.
 
@@ -104,6 +107,28 @@ function reply(turn, messages, reported) {
   return lines.join('\n') || 'Nothing to do.';
 }
 
+/** Thinks for `ms`, streaming `line` word by word over that time (aborts with the turn). */
+async function think(turn, ms, line) {
+  const words = line.split(' ');
+  for (let i = 0; i < words.length; i++) {
+    turn.emit({ type: 'text-delta', text: i === 0 ? words[i] : ` ${words[i]}` });
+    await sleep(ms / words.length, turn.signal);
+  }
+}
+
+/** What the turn would have cost a model: about 4 characters a token. */
+function usageOf(turn, text) {
+  const read = turn.input.reduce((n, m) => n + contentText(m.content).length, 0);
+  return { inputTokens: 60 + Math.ceil(read / 4), outputTokens: 8 + Math.ceil(text.length / 4) };
+}
+
+/** The live line while a turn thinks. */
+function narration(turn, long) {
+  const what = contentText(turn.input[0]?.content ?? '').replace(LONG_TASK, '').trim().split(/\s+/).slice(0, 8).join(' ');
+  if (long) return `Working through the long task step by step: ${what || 'the task'} …`;
+  return turn.first ? `Reading the task: ${what || 'the task'} …` : `Reading ${turn.input.length || 'the'} new message${turn.input.length === 1 ? '' : 's'} and replying …`;
+}
+
 export class ScriptedHost {
   /** @param {{ thinkMs?: number, longMs?: number }} options */
   constructor({ thinkMs = 700, longMs = 30_000 } = {}) {
@@ -118,16 +143,17 @@ export class ScriptedHost {
     this.turns++;
     const long = turn.input.some((m) => contentText(m.content).startsWith(LONG_TASK));
     const scripted = turn.first ? SCRIPT[turn.name] : undefined;
-    const think = long ? this.longMs : this.thinkMs * (scripted ? SLOWER[turn.name] ?? 1 : 1);
+    const thinkMs = long ? this.longMs : this.thinkMs * (scripted ? SLOWER[turn.name] ?? 1 : 1);
     try {
-      await sleep(think, turn.signal);
+      await think(turn, thinkMs, narration(turn, long));
       const steered = turn.takeSteered();
       const answered = [...turn.input, ...steered];
       const text = scripted ? await scripted(turn, steered) : answered.length ? reply(turn, answered, this.reported) : '';
-      return { stopReason: 'completed', text };
+      return { stopReason: 'completed', text, usage: usageOf(turn, text) };
     } catch (error) {
       if (!turn.signal.aborted) throw error;
-      return { stopReason: 'aborted', text: 'Interrupted before finishing.' };
+      const text = 'Interrupted before finishing.';
+      return { stopReason: 'aborted', text, usage: usageOf(turn, text) };
     }
   }
 }

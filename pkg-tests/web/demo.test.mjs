@@ -323,6 +323,15 @@ describe('demo page', { skip }, () => {
     r = await message(page, 'writer', 'And the changelog.');
     assert.equal(r.kind, 'ok');
     assert.equal(await badge('writer'), 'running');
+    // The running turn streams what it does (its row's live line); the tree's budget bar is on lead's row.
+    await waitFor(page, () =>
+      document.querySelector('subagent-tree').shadowRoot.querySelector('[data-name="writer"] > .row > .output.live')?.textContent.startsWith('Working through the long task'),
+    );
+    const meter = await page.evaluate(() => {
+      const m = document.querySelector('subagent-tree').shadowRoot.querySelector('[data-name="lead"] > .row .budget');
+      return m && [m.getAttribute('aria-valuemax'), Number(m.getAttribute('aria-valuenow')) > 0];
+    });
+    assert.deepEqual(meter, ['20000', true]);
     for (const field of ['#spawn-name', '#spawn-label']) await page.fill(field, ''); // left over from the refused spawns
     await page.evaluate(() => document.activeElement?.blur());
     await shots(page, 'demo-running'); // www/screenshot.png (README) is the 1280 px one

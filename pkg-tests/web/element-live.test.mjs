@@ -93,7 +93,22 @@ test('a running row shows its live last line from its deltas, once per frame, th
   assert.ok(spread.frames.length >= 2, `rendered over several frames: ${spread.frames}`);
   assert.ok(spread.frames.every((n) => n === 1), `at most one render per frame: ${spread.frames}`);
   assert.ok(spread.last.startsWith('second line: w0') && spread.last.endsWith(" w29"), spread.last);
+  // Longer than the row: its end, the newest text, is what shows (the start is clipped).
+  const geometry = () =>
+    page.evaluate(() => {
+      const out = window.el.shadowRoot.querySelector('[data-name="streamer"] > .row > .output.live');
+      const [box, text] = [out.getBoundingClientRect(), out.firstChild.getBoundingClientRect()];
+      return { wider: text.width > box.width, left: Math.round(text.left - box.left), right: Math.round(box.right - text.right) };
+    });
+  let g = await geometry();
+  assert.ok(g.wider && g.right === 0 && g.left < 0, JSON.stringify(g));
   await screenshot(page, 'element-streaming', page.locator('subagent-tree'));
+  // A short line starts where the row's text starts.
+  await page.evaluate(() => window.turns.streamer.emit('\nshort'));
+  await page.waitForFunction(() => window.el.nodeInfo(window.streamerId).live === 'short');
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(r)));
+  g = await geometry();
+  assert.ok(!g.wider && g.left === 0 && g.right > 0, JSON.stringify(g));
   // The turn ends: its final output replaces the live line.
   await page.evaluate(() => window.turns.streamer.finish('The report is done.'));
   await page.waitForFunction(() => window.el.nodeInfo(window.streamerId).state === 'settled');
@@ -303,6 +318,92 @@ test('after a reload, and in a page that only reads the store, each row shows it
   const infos = await page.evaluate(() => Object.fromEntries(window.nodeInfos.map((n) => [n.name, [n.state, n.stopReason ?? null]])));
   assert.deepEqual(infos.stopper, ['settled', 'aborted']);
   await screenshot(page, 'element-reloaded-runtime', page.locator('subagent-tree'));
+  page.check();
+  await page.close();
+});
+
+test('each row shows its tokens (own and subtree) and a bar where a budget applies, kept current by turn events', { skip }, async () => {
+  const page = await openFixture(env.context, env.site.url);
+  await page.evaluate(async () => {
+    const { SubagentRuntime, MemoryStore } = window.lib;
+    const spend = { lead: [300, 100], reviewer: [120, 30], checker: [40, 10] };
+    const host = {
+      async runTurn(turn) {
+        const [inputTokens, outputTokens] = spend[turn.name.split('/').pop()];
+        if (turn.name === 'reviewer' && turn.first) {
+          await turn.tools.find((t) => t.name === 'spawn_agent').call({ name: 'checker', description: 'Check', prompt: 'check it', budget: { tokens: 400 } });
+        }
+        return { messages: [`${turn.name} done`], usage: { inputTokens, outputTokens } };
+      },
+    };
+    const runtime = new SubagentRuntime({ store: new MemoryStore(), host, maxDepth: 2 });
+    const lead = await runtime.openRoot({ budget: { tokens: 5000 } });
+    const el = document.createElement('subagent-tree');
+    el.style.width = '640px';
+    el.runtime = runtime;
+    el.root = lead;
+    document.body.replaceChildren(el);
+    await el.ready;
+    Object.assign(window, { runtime, lead, el });
+    const a = await runtime.startActivation({ provider: 'spawn', parent: lead, name: 'reviewer', label: 'Review', prompt: 'go', budget: { tokens: 2000 } });
+    await a.result;
+    await runtime.waitForQuiescence(lead);
+  });
+  /** What the element shows and what a fresh listing says, per full name. */
+  const compare = () =>
+    page.evaluate(async () => {
+      const tree = await window.runtime.listTree(window.lead.sessionId);
+      const listed = { lead: tree.root, ...Object.fromEntries(tree.rows.map((r) => [r.path, r])) };
+      const out = {};
+      for (const li of window.el.shadowRoot.querySelectorAll('[role="treeitem"]')) {
+        const row = li.querySelector(':scope > .row');
+        const meter = row.querySelector('.budget');
+        const info = window.el.nodeInfo(li.dataset.sessionId);
+        const l = listed[li.dataset.name];
+        const tokens = (u) => u.inputTokens + u.outputTokens;
+        out[li.dataset.name] = {
+          shown: row.querySelector('.usage')?.textContent ?? null,
+          tokens: info.tokens,
+          listed: { own: tokens(l.usage.own), subtree: tokens(l.usage.subtree), complete: l.usage.complete },
+          meter: meter && { now: Number(meter.getAttribute('aria-valuenow')), max: Number(meter.getAttribute('aria-valuemax')), label: meter.getAttribute('aria-label'), role: meter.getAttribute('role'), width: meter.firstChild.style.inlineSize },
+          budget: info.budget ?? null,
+          listedBudget: l.budget ?? null,
+        };
+      }
+      return out;
+    });
+  let rows = await compare();
+  for (const [name, r] of Object.entries(rows)) {
+    assert.deepEqual(r.tokens, r.listed, `${name}: the element's tokens are the listing's`);
+    assert.deepEqual(r.budget, r.listedBudget, `${name}: its budget is the listing's`);
+  }
+  // lead: its own turns (the first, and the one on reviewer's notice) and its subtree's.
+  // lead: its turn on reviewer's notice; reviewer: its first turn and the one on checker's notice.
+  assert.deepEqual(rows.lead.tokens, { own: 400, subtree: 750, complete: true });
+  assert.deepEqual(rows.reviewer.tokens, { own: 300, subtree: 350, complete: true });
+  assert.equal(rows.lead.shown, '400 · 750 tok');
+  assert.equal(rows['reviewer/checker'].shown, '50 tok', 'a leaf shows one figure');
+  assert.deepEqual(rows.lead.meter, { now: 750, max: 5000, label: 'budget: tokens 4,250 of 5,000 left', role: 'meter', width: '15%' });
+  // checker was spawned while the element watched: its budget came with its start event.
+  assert.deepEqual([rows['reviewer/checker'].meter.max, rows['reviewer/checker'].meter.now], [400, 50]);
+  // One more turn, followed from its event (no listing): the numbers move along the chain.
+  const listings = await page.evaluate(async () => {
+    let count = 0;
+    const list = window.runtime.listTree;
+    window.runtime.listTree = (...args) => (count++, list.apply(window.runtime, args));
+    await window.runtime.prompt(window.lead, 'reviewer/checker', 'once more');
+    await window.runtime.waitForQuiescence(window.lead);
+    window.runtime.listTree = list;
+    return count;
+  });
+  assert.equal(listings, 0);
+  rows = await compare();
+  for (const [name, r] of Object.entries(rows)) {
+    assert.deepEqual(r.tokens, r.listed, `${name}, after a live turn: the element's tokens are the listing's`);
+    assert.deepEqual(r.budget?.remaining.tokens, r.listedBudget?.remaining.tokens, `${name}, after a live turn: its budget left is the listing's`);
+  }
+  assert.equal(rows['reviewer/checker'].tokens.own, 100);
+  await screenshot(page, 'element-usage-budget', page.locator('subagent-tree'));
   page.check();
   await page.close();
 });

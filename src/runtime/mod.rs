@@ -196,6 +196,9 @@ pub struct RunInfo {
     pub name: String,
     pub label: String,
     pub mode: crate::Mode,
+    /// Its own budget as the event happened (set and remaining), where it has
+    /// one: a view shows a new member's budget without reading its tree's log.
+    pub budget: Option<BudgetState>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -739,7 +739,14 @@ impl Runtime {
             name: member.full_name.clone(),
             label: member.label.clone(),
             mode,
+            budget: self.own_budget(member),
         }
+    }
+
+    /// `member`'s own budget in its open tree's ledger, where it has one.
+    fn own_budget(&self, member: &Member) -> Option<super::BudgetState> {
+        let st = self.0.state.borrow();
+        st.trees.get(&member.root_id)?.budgets.budget_of(&member.id).map(super::BudgetState::from)
     }
 }
 

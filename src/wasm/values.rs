@@ -82,6 +82,9 @@ fn event_value(event: &RuntimeEvent) -> JsValue {
         set(&obj, "name", &JsValue::from_str(&i.name));
         set(&obj, "label", &JsValue::from_str(&i.label));
         set(&obj, "mode", &JsValue::from_str(i.mode.as_str()));
+        if let Some(budget) = &i.budget {
+            set(&obj, "budget", &value_to_js(&budget.to_value()));
+        }
         obj
     };
     match event {

@@ -464,6 +464,8 @@ export interface SubagentStartEvent {
   name: string;
   label: string;
   mode: CatalogMode;
+  /** Its own budget as the event happened (set and remaining), where it has one. */
+  budget?: BudgetState;
 }
 
 /** `subagent/end`: a child's run settled and left residency. */

@@ -4,7 +4,7 @@
  *
  * @module subagent-tree/element
  */
-import type { CatalogEntry, CatalogMode, DiagnosticReason, SessionStore, SubagentStopReason } from '../index.js';
+import type { BudgetState, CatalogEntry, CatalogMode, DiagnosticReason, SessionStore, SubagentStopReason } from '../index.js';
 
 /** The part of a live runtime the element uses (a `SubagentRuntime` has it). */
 export interface TreeRuntimeLike {
@@ -62,6 +62,10 @@ export interface SubagentTreeNodeInfo {
   stopReason?: SubagentStopReason;
   /** While it runs: the last non-empty line its turn streamed (`subagent/delta`), at most 160 characters (its end). */
   live?: string;
+  /** Input plus output tokens it spent (`own`) and its subtree (`subtree`), from a runtime's listing and later turns; `complete: false` when a turn was lost. */
+  tokens?: { own: number; subtree: number; complete: boolean };
+  /** Its own budget, set and remaining, where it has one (from the listing, its start event, then counted down by turns). */
+  budget?: BudgetState;
 }
 
 export interface SubagentTreeEventMap extends Omit<HTMLElementEventMap, 'error' | 'select' | 'load'> {
@@ -84,10 +88,11 @@ export interface SubagentTreeEventMap extends Omit<HTMLElementEventMap, 'error' 
  * `activity` with the shown state (`running`, `idle`, `parked`, `settled`,
  * `error`, `inactive`), `stop` with how the last turn stopped (`completed`,
  * `aborted`, `error`, `budget-exhausted`, `max-tokens`, `refusal`, `other`),
+ * `usage`, `budget` (a `role="meter"` bar) and `budget-fill`,
  * `reason`, `note`, `output` (`full` in the selected row, `live` for a running
  * turn's streamed line), `group`, `status`. Custom properties: `--subagent-tree-font`,
  * `-color`, `-muted`, `-accent`, `-indent`, `-hover`, `-selected`,
- * `-disabled`, `-running`, `-error`, `-id-mark` (each `--subagent-tree-…`).
+ * `-disabled`, `-running`, `-error`, `-id-mark`, `-budget`, `-budget-track` (each `--subagent-tree-…`).
  */
 export declare class SubagentTreeElement extends HTMLElement {
   /** A live runtime: rows carry activity and follow its events. Write-only: never read back. */

@@ -114,6 +114,14 @@ ul { list-style: none; margin: 0; padding: 0; }
 .badge.activity.inactive, .badge.activity.settled { color: #6b7280; }
 .badge.activity.parked { border-color: #f0c98c; color: #8a5300; background: #fff6e6; }
 .badge.activity.error, .badge.reason { border-color: #e2b4b4; color: var(--_error); background: #fbeeee; }
+/* Tokens spent, and a budget's bar (filled by what is spent; \`low\` from 90 %). */
+.usage { flex: none; font-size: 0.72em; color: var(--_muted); white-space: nowrap; font-variant-numeric: tabular-nums; }
+.budget {
+  flex: none; display: inline-block; position: relative; inline-size: 3.2rem; block-size: 0.45rem; align-self: center;
+  border-radius: 999px; background: var(--subagent-tree-budget-track, #e3e7ee); overflow: hidden;
+}
+.budget > .fill { position: absolute; inset: 0 auto 0 0; background: var(--subagent-tree-budget, #4f7be8); }
+.budget.low > .fill { background: var(--_error); }
 /* Each stop reason its own colour (and text: the colour is never the only signal). */
 .badge.stop { border-style: dashed; }
 .badge.stop.completed { border-color: #9fd3b0; color: #1d5b33; background: #f1faf3; }
@@ -128,9 +136,10 @@ ul { list-style: none; margin: 0; padding: 0; }
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
 }
 [role="treeitem"][aria-selected="true"] > .row > .output:not(.live) { white-space: pre-wrap; overflow-wrap: anywhere; }
-/* The live line of a running turn: its end (the newest text) stays in view, the start is clipped. */
-.output.live { display: flex; justify-content: flex-end; text-overflow: clip; color: var(--_running); }
-.output.live > span { flex: none; }
+/* The live line of a running turn: left-aligned while it fits; once longer than the row, its end
+   (the newest text) stays in view and its start is clipped (an rtl box overflows to the left). */
+.output.live { direction: rtl; text-align: left; text-overflow: clip; color: var(--_running); }
+.output.live > span { direction: ltr; unicode-bidi: isolate; }
 /* A member shown by its Session id (it has no name): marked and monospace, so it never passes for a name. */
 .idmark {
   flex: none; font-size: 0.72em; padding: 0 0.35em; border-radius: 3px;
@@ -149,6 +158,19 @@ function cut(value, max) {
   const room = 2 * (max + 1);
   const chars = Array.from(value.length > room ? value.slice(0, room) : value);
   return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : value;
+}
+
+/** Input plus output tokens of a usage total (0 when it does not read). */
+function tokens(usage) {
+  const n = (v) => (Number.isSafeInteger(v) && v >= 0 ? v : 0);
+  return usage && typeof usage === 'object' ? n(usage.inputTokens) + n(usage.outputTokens) : 0;
+}
+
+/** A token count, short: 950, 12.3k, 4.5M. */
+function count(n) {
+  if (n < 1000) return String(n);
+  if (n < 1e6) return `${(n / 1e3).toFixed(n < 1e4 ? 1 : 0)}k`;
+  return `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)}M`;
 }
 
 /** `base` joined with a relative full name (the root `lead` is never a prefix). */
@@ -261,6 +283,8 @@ export class SubagentTreeElement extends HTMLElement {
   #live = new Map();
   /** id -> { turnId, text }: what a running turn streamed so far (its tail). */
   #streams = new Map();
+  /** id -> { own, subtree, complete, budget }: tokens spent (a listing's totals plus later turns) and its budget. */
+  #spend = new Map();
   /** Members whose live line changed since the last frame. */
   #dirty = new Set();
   #frame = null;
@@ -415,6 +439,7 @@ export class SubagentTreeElement extends HTMLElement {
       output: this.#live.get(n.id)?.output,
       stopReason: this.#live.get(n.id)?.stop,
       live: this.#liveLine(n.id),
+      ...this.#spendInfo(n.id),
     };
   }
 
@@ -487,6 +512,7 @@ export class SubagentTreeElement extends HTMLElement {
       this.#activity.clear();
       this.#live.clear();
       this.#streams.clear();
+      this.#spend.clear();
     }
     const keep = {
       expanded: new Set([...this.#nodes.values()].filter((n) => n.expanded).map((n) => n.id)),
@@ -677,6 +703,10 @@ export class SubagentTreeElement extends HTMLElement {
     }
     if (type === 'subagent/start') {
       if (typeof detail.id !== 'string') return;
+      // A new member has spent nothing yet; a start says its own budget as it is now.
+      const spend = this.#spend.get(detail.id) ?? { own: 0, subtree: 0, complete: true, budget: undefined };
+      if (detail.budget && typeof detail.budget === 'object') spend.budget = structuredClone(detail.budget);
+      if (this.#spend.size || spend.budget) this.#spend.set(detail.id, spend);
       // An external run works until it ends; a local member is idle until its first turn starts.
       this.#setState(detail.id, detail.mode === 'external' ? 'running' : 'idle');
     } else if (type === 'subagent/end') {
@@ -697,11 +727,49 @@ export class SubagentTreeElement extends HTMLElement {
         const changes = {};
         if (typeof detail.output === 'string' && detail.output !== '') changes.output = detail.output;
         if (typeof detail.stopReason === 'string') changes.stop = detail.stopReason;
+        this.#spent(detail.sessionId, detail.usage);
         this.#setState(detail.sessionId, state, changes);
       }
     } else if (type === CATALOG_EVENT) {
+      if (detail.entry && !this.#nodes.has(detail.entry.id)) this.#spent(detail.parentSessionId, null, true);
       this.#addChild(detail.parentSessionId, detail.entry);
     }
+  }
+
+  /**
+   * What a turn (its `usage`) or a new member (`spawn`) spent, counted as the
+   * runtime counts it: in the member's own tokens, in the subtree tokens of it
+   * and every member above it, and against every budget on that chain.
+   */
+  #spent(id, usage, spawn = false) {
+    const n = usage && typeof usage === 'object' ? tokens(usage) : 0;
+    const cost = usage && Number.isSafeInteger(usage.cost) ? usage.cost : 0;
+    if (!n && !cost && !spawn && !usage) return;
+    const chain = [];
+    for (let at = this.#nodes.get(id); at; at = this.#nodes.get(at.parentId)) chain.push(at);
+    if (!chain.length && id === this.rootId) chain.push({ id });
+    chain.forEach((node, i) => {
+      const spend = this.#spend.get(node.id);
+      if (!spend) return;
+      if (i === 0 && !spawn) spend.own += n;
+      spend.subtree += n;
+      const left = spend.budget?.remaining;
+      if (left) {
+        if (left.tokens !== undefined) left.tokens = Math.max(0, left.tokens - n);
+        if (left.cost !== undefined) left.cost = Math.max(0, left.cost - cost);
+        if (left.turns !== undefined && usage && !spawn) left.turns = Math.max(0, left.turns - 1);
+        if (left.spawns !== undefined && spawn) left.spawns = Math.max(0, left.spawns - 1);
+      }
+      if (node.li) this.#updateRow(node);
+    });
+  }
+
+  #spendInfo(id) {
+    const spend = this.#spend.get(id);
+    if (!spend) return {};
+    const out = { tokens: { own: spend.own, subtree: spend.subtree, complete: spend.complete } };
+    if (spend.budget) out.budget = structuredClone(spend.budget);
+    return out;
   }
 
   /**
@@ -779,6 +847,10 @@ export class SubagentTreeElement extends HTMLElement {
    */
   #fromListing(id, info) {
     const fromLog = !this.#runtime;
+    if (info.usage && typeof info.usage === 'object') {
+      const budget = info.budget && typeof info.budget === 'object' ? structuredClone(info.budget) : undefined;
+      this.#spend.set(id, { own: tokens(info.usage.own), subtree: tokens(info.usage.subtree), complete: info.usage.complete !== false, budget });
+    }
     const last = info.lastTurn && typeof info.lastTurn === 'object' ? info.lastTurn : null;
     if (info.activity === 'running' || info.activity === 'inactive') this.#setListed(id, info.activity, info.state);
     else if (info.turnOpen === true) this.#setListed(id, 'running');
@@ -904,6 +976,7 @@ export class SubagentTreeElement extends HTMLElement {
     row.title = node.label ? `${title}: ${isolated(node.label)}` : title;
     // Badges wrap as one group (to the next line when the row is narrow).
     const badges = text('span', 'badges', undefined, 'badges');
+    if (node.kind !== 'diagnostic') this.#renderSpend(node, badges);
     if (node.kind === 'diagnostic') {
       badges.append(text('span', 'badge reason', node.reason ?? 'unavailable', 'badge reason'));
       row.append(badges, text('span', 'note', 'cannot be shown', 'note'));
@@ -958,6 +1031,39 @@ export class SubagentTreeElement extends HTMLElement {
       node.group.hidden = false;
     } else if (node.group) {
       node.group.hidden = true;
+    }
+  }
+
+  /** Tokens (own, and its subtree's when it has more) and a bar for its budget, into `badges`. */
+  #renderSpend(node, badges) {
+    const spend = this.#spend.get(node.id);
+    if (!spend) return;
+    const more = spend.complete ? '' : '+';
+    if (spend.subtree > 0) {
+      const shown = spend.subtree === spend.own ? `${count(spend.own)}${more} tok` : `${count(spend.own)} · ${count(spend.subtree)}${more} tok`;
+      const el = text('span', 'usage', shown, 'usage');
+      el.title = `tokens: ${spend.own.toLocaleString('en')} its own, ${spend.subtree.toLocaleString('en')} with its subtree${spend.complete ? '' : ' (or more: a turn was lost)'}`;
+      badges.append(el);
+    }
+    const budget = spend.budget;
+    const field = budget && ['tokens', 'cost', 'turns', 'spawns'].find((k) => Number.isFinite(budget.set?.[k]) && Number.isFinite(budget.remaining?.[k]));
+    if (field) {
+      const set = budget.set[field];
+      const used = Math.min(set, Math.max(0, set - budget.remaining[field]));
+      const meter = text('span', 'budget', undefined, 'budget');
+      meter.setAttribute('role', 'meter');
+      meter.setAttribute('aria-valuemin', '0');
+      meter.setAttribute('aria-valuemax', String(set));
+      meter.setAttribute('aria-valuenow', String(used));
+      const all = Object.keys(budget.set).filter((k) => Number.isFinite(budget.remaining?.[k])).map((k) => `${k} ${budget.remaining[k].toLocaleString('en')} of ${budget.set[k].toLocaleString('en')} left`);
+      meter.setAttribute('aria-label', `budget: ${all.join(', ')}`);
+      meter.title = `budget: ${all.join('; ')}`;
+      meter.dataset.field = field;
+      meter.classList.toggle('low', used >= 0.9 * set);
+      const fill = text('span', 'fill', undefined, 'budget-fill');
+      fill.style.inlineSize = `${set > 0 ? (100 * used) / set : 100}%`;
+      meter.append(fill);
+      badges.append(meter);
     }
   }
 
