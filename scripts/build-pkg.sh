@@ -186,9 +186,9 @@ mkdir -p "$OUT/web"
 for f in src/wasm/js/web/*; do sed -e "s#__SNIPPET__#../$snippet#" "$f" > "$OUT/web/${f##*/}"; done
 # Durable Object store + OpenAI-compatible model host (edge/), file store (node/):
 # they import the SubagentError class straight from the snippet (no wasm needed).
-for dir in edge node ai-sdk; do
+for dir in edge node ai-sdk mcp; do
   mkdir -p "$OUT/$dir"
-  for f in src/wasm/js/$dir/*; do sed -e "s#__SNIPPET__#../$snippet#" "$f" > "$OUT/$dir/${f##*/}"; done
+  for f in src/wasm/js/$dir/*; do sed -e "s#__SNIPPET__#../$snippet#" -e "s#__VERSION__#$version#" "$f" > "$OUT/$dir/${f##*/}"; done
 done
 # The test-harness kit (subagent-tree/testing): plain JS over the public API.
 mkdir -p "$OUT/testing"

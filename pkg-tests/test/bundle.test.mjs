@@ -52,7 +52,15 @@ console.log(SubagentRuntime, errorCodes, FileStore);`,
 console.log(aiSdkTools, aiSdkHost);`,
     options: { platform: 'neutral', conditions: ['workerd', 'worker', 'browser'], mainFields: ['module', 'main'], external: ['ai'] },
   },
+  // So does the MCP entry, which imports the MCP SDK.
+  mcp: {
+    code: `import { mcpServer, TREE_URI } from 'subagent-tree/mcp';
+console.log(mcpServer, TREE_URI);`,
+    options: { platform: 'node', external: ['@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'] },
+  },
 };
+
+const ADAPTERS = { 'ai-sdk': 'ai', mcp: '@modelcontextprotocol/sdk' };
 
 for (const [name, { code, options }] of Object.entries(cases)) {
   test(`esbuild bundles the ${name} entry without warnings`, async () => {
@@ -73,9 +81,12 @@ for (const [name, { code, options }] of Object.entries(cases)) {
     const inputs = Object.keys(result.metafile.inputs);
     // The bundle really is of the linked package, outside any node_modules.
     // (The adapter entry is plain JS over the runtime the app passes it: it loads no wasm.)
-    assert.equal(inputs.some((f) => /(^|\/)subagent-tree\/subagent_tree\.js$/.test(f)), name !== 'ai-sdk', inputs.join('\n'));
+    assert.equal(inputs.some((f) => /(^|\/)subagent-tree\/subagent_tree\.js$/.test(f)), !ADAPTERS[name], inputs.join('\n'));
     assert.deepEqual(inputs.filter((f) => f.includes('node_modules')), []);
     const imported = Object.values(result.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path));
-    assert.equal(imported.includes('ai'), name === 'ai-sdk', `imports: ${imported.join(', ')}`);
+    // Each adapter's library is imported by that adapter's entry alone.
+    for (const [adapter, library] of Object.entries(ADAPTERS)) {
+      assert.equal(imported.some((i) => i === library || i.startsWith(`${library}/`)), name === adapter, `${name} imports: ${imported.join(', ')}`);
+    }
   });
 }

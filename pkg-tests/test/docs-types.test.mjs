@@ -21,6 +21,8 @@ const ENVS = {
   dom: { lib: ['es2022', 'dom', 'dom.iterable'], types: [] },
   // The AI SDK adapter's blocks: the SDK's own .d.ts need the DOM and Node libs and are its own to check.
   'ai-sdk': { lib: ['es2022', 'dom', 'dom.iterable'], types: ['node'], skipLibCheck: true },
+  // The MCP adapter's blocks, with the MCP SDK's own .d.ts (its to check, as the AI SDK's).
+  mcp: { lib: ['es2022', 'dom', 'dom.iterable'], types: ['node'], skipLibCheck: true },
 };
 
 const blocks = DOCS.flatMap((file) => readDoc(file).blocks).filter((b) => CODE_LANGS.has(b.lang));

@@ -21,3 +21,11 @@ test('tsc --strict accepts subagent-tree/ai-sdk with the AI SDK\'s own types', a
   });
   assert.equal(result.error, null, result.out);
 });
+
+test('tsc --strict accepts subagent-tree/mcp with the MCP SDK\'s own types', async () => {
+  const tsc = path.join(root, 'node_modules', '.bin', 'tsc');
+  const result = await new Promise((resolve) => {
+    execFile(tsc, ['-p', path.join(root, 'types-mcp')], { cwd: root }, (error, stdout, stderr) => resolve({ error, out: `${stdout}${stderr}` }));
+  });
+  assert.equal(result.error, null, result.out);
+});
