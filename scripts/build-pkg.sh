@@ -189,6 +189,7 @@ for f in src/wasm/js/web/*; do sed -e "s#__SNIPPET__#../$snippet#" "$f" > "$OUT/
 for dir in edge node ai-sdk mcp; do
   mkdir -p "$OUT/$dir"
   for f in src/wasm/js/$dir/*; do sed -e "s#__SNIPPET__#../$snippet#" -e "s#__VERSION__#$version#" "$f" > "$OUT/$dir/${f##*/}"; done
+  if [ -f "$OUT/$dir/stdio.js" ]; then chmod +x "$OUT/$dir/stdio.js"; fi  # the package's bin (subagent-tree-mcp)
 done
 # The test-harness kit (subagent-tree/testing): plain JS over the public API.
 mkdir -p "$OUT/testing"
