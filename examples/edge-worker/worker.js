@@ -14,8 +14,12 @@
 // is read; label 256 B, prompt and message 16 KiB, member references 256 B.
 //   GET  /trees/:id/transcript?agent=  one member's messages and turn results
 //   GET  /trees/:id/events             server-sent events: subagent/start, subagent/end, subagent/catalog
+//   POST /trees/:id/mcp                the tree as an MCP server (Streamable HTTP, stateless, JSON
+//                                      responses): lead's tree tools and the subagent-tree://tree resource
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { SubagentRuntime, SubagentError, validateName } from 'subagent-tree';
 import { DurableObjectStore } from 'subagent-tree/durable-object-store';
+import { mcpServer } from 'subagent-tree/mcp';
 import { OpenAIHost } from 'subagent-tree/openai-host';
 
 const STREAMED = ['subagent/start', 'subagent/end', 'subagent/catalog'];
@@ -130,7 +134,13 @@ async function route(request, env) {
   if (request.method !== 'POST') return env.TREES.get(id).fetch(new Request(inner, request));
   // A body is read here, bounded while it streams, so an oversized one never reaches the object.
   const text = await readBody(request);
-  return env.TREES.get(id).fetch(new Request(inner, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text }));
+  const headers = { 'content-type': 'application/json' };
+  // MCP's Streamable HTTP reads what the client accepts and the protocol version it speaks.
+  for (const name of ['accept', 'mcp-protocol-version']) {
+    const value = request.headers.get(name);
+    if (rest === 'mcp' && value !== null) headers[name] = value;
+  }
+  return env.TREES.get(id).fetch(new Request(inner, { method: 'POST', headers, body: text }));
 }
 
 function tooLarge() {
@@ -310,7 +320,7 @@ export class TreeDO {
     // Errors name the public path (/trees/:id/...), never the object's own.
     const sub = url.pathname.slice('/api'.length).replace(/\/+$/, '') || '/';
     const shown = `/trees/${this.rootId}${sub === '/' ? '' : sub}`;
-    const allowed = { '/': 'GET', '/events': 'GET', '/transcript': 'GET', '/spawn': 'POST', '/message': 'POST', '/interrupt': 'POST' }[sub];
+    const allowed = { '/': 'GET', '/events': 'GET', '/transcript': 'GET', '/spawn': 'POST', '/message': 'POST', '/interrupt': 'POST', '/mcp': 'POST' }[sub];
     if (!allowed) throw fail('NOT_FOUND', `there is no route ${JSON.stringify(shown.slice(0, 200))}`);
     if (request.method !== allowed) throw fail('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${shown}; use ${allowed}`);
     if ((await this.store.length(this.rootId)) === null) {
@@ -331,10 +341,28 @@ export class TreeDO {
         const input = await body(request);
         return this.exclusive(() => this.message(input));
       }
+      case '/mcp':
+        return this.exclusive(() => this.mcp(request));
       default: {
         const input = await body(request);
         return this.exclusive(() => this.interrupt(input));
       }
+    }
+  }
+
+  /**
+   * One MCP request (Streamable HTTP, stateless: a server and transport per
+   * request, answered as JSON): lead's tree tools, and the tree resource.
+   */
+  async mcp(request) {
+    const { runtime, root } = await this.open();
+    const server = mcpServer({ runtime, agent: root, name: 'subagent-tree edge worker' });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request);
+    } finally {
+      await server.close();
     }
   }
 

@@ -1,6 +1,6 @@
 // Shared by the edge-* suites: the installed package's modules for miniflare,
 // a mock OpenAI-compatible server on 127.0.0.1, an SSE reader, polling.
-import { readFile, readdir } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,38 @@ export async function workerModules(source, workerPath = path.join(root, 'edge-w
     if (file.endsWith('.wasm')) modules.push({ type: 'CompiledWasm', path: full });
   }
   return modules;
+}
+
+/**
+ * Miniflare modules for a worker that imports other packages too (the MCP
+ * SDK): bundled by esbuild as wrangler bundles it (the `workerd` condition,
+ * each `.wasm` kept as a module of its own), `subagent-tree` resolved to the
+ * installed package. The main module comes first.
+ */
+export async function bundledWorker(source) {
+  const { build } = await import('esbuild');
+  const dir = await mkdtemp(path.join(root, '.edge-bundle-'));
+  const entry = path.join(dir, 'worker.mjs');
+  await writeFile(entry, source);
+  const out = path.join(dir, 'out');
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    platform: 'neutral',
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['module', 'main'],
+    loader: { '.wasm': 'copy' },
+    nodePaths: [path.join(root, 'node_modules')],
+    outdir: out,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const files = Object.keys(result.metafile.outputs).map((f) => path.resolve(f));
+  const main = files.filter((f) => f.endsWith('.js'));
+  const modules = [...main.map((f) => ({ type: 'ESModule', path: f })), ...files.filter((f) => f.endsWith('.wasm')).map((f) => ({ type: 'CompiledWasm', path: f }))];
+  return { modules, modulesRoot: out, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
 /**

@@ -4,17 +4,20 @@
 // message, an interrupt, coded errors that write nothing, and the SSE stream;
 // then the same worker driving the OpenAI-compatible host against a mock
 // model server on 127.0.0.1.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Miniflare } from 'miniflare';
-import { workerModules, repo, mockOpenAI, toolCall, say, agentOf, readSSE, until } from './edge-helpers.mjs';
+import { bundledWorker, repo, mockOpenAI, toolCall, say, agentOf, readSSE, until } from './edge-helpers.mjs';
 
 const workerSource = await readFile(path.join(repo, 'examples', 'edge-worker', 'worker.js'), 'utf8');
-const modules = await workerModules(workerSource);
+// Bundled as wrangler bundles it: the worker imports the MCP SDK too.
+const bundle = await bundledWorker(workerSource);
+const { modules, modulesRoot } = bundle;
+after(() => bundle.cleanup());
 
 /** Reads the binding and migration out of the example's wrangler.toml, so the test runs what users deploy. */
 async function wranglerConfig() {
@@ -34,6 +37,7 @@ const config = await wranglerConfig();
 function start(persist, bindings = {}) {
   return new Miniflare({
     modules,
+    modulesRoot,
     compatibilityDate: config.compatibilityDate,
     durableObjects: { [config.binding]: { className: config.className, useSQLite: config.useSQLite } },
     durableObjectsPersist: persist,
@@ -414,6 +418,51 @@ test('the example worker runs the OpenAI-compatible host against a mock model on
   } finally {
     await mf.dispose();
     await mock.close();
+    await rm(persist, { recursive: true, force: true });
+  }
+});
+
+test('the example worker serves a tree to the MCP SDK\'s Client over Streamable HTTP (/trees/:id/mcp)', async () => {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const persist = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-mcp-'));
+  const mf = start(persist);
+  try {
+    const api = client(mf);
+    const created = await api.post('/trees', {});
+    assert.equal(created.status, 201);
+    const tree = created.body.id;
+    const connect = async () => {
+      const transport = new StreamableHTTPClientTransport(new URL(`http://edge/trees/${tree}/mcp`), { fetch: (url, init) => mf.dispatchFetch(String(url), init) });
+      const mcp = new Client({ name: 'edge-test', version: '1.0.0' });
+      await mcp.connect(transport);
+      return mcp;
+    };
+    const mcp = await connect();
+    assert.equal(mcp.getServerVersion().name, 'subagent-tree edge worker');
+    const { tools } = await mcp.listTools();
+    assert.ok(['spawn_agent', 'send_message', 'list_agents'].every((n) => tools.some((t) => t.name === n)), tools.map((t) => t.name).join(' '));
+    const started = await mcp.callTool({ name: 'spawn_agent', arguments: { name: 'reviewer', description: 'Review the release', prompt: 'Review it.' } });
+    assert.equal(started.isError, false, JSON.stringify(started));
+    assert.match(started.content[0].text, /^Started agent reviewer/);
+    // A refusal keeps isError and the tree's text; nothing is written for it.
+    const refused = await mcp.callTool({ name: 'spawn_agent', arguments: { name: 'reviewer', description: 'Again', prompt: 'Again.' } });
+    assert.equal(refused.isError, true);
+    assert.match(refused.content[0].text, /reviewer/);
+    await mcp.close();
+    // Each request stands alone (stateless): a new client reads the same tree, also over the HTTP API.
+    const again = await connect();
+    const [read] = (await again.readResource({ uri: 'subagent-tree://tree' })).contents;
+    const doc = JSON.parse(read.text);
+    assert.deepEqual(doc.members.map((m) => [m.name, m.label]), [['reviewer', 'Review the release']]);
+    assert.equal(doc.root.sessionId, tree);
+    await again.close();
+    assert.deepEqual(paths((await api.get(`/trees/${tree}`)).body.rows), ['reviewer']);
+    // The worker's limits hold on this route too.
+    await expectError(api.post(`/trees/${tree}/mcp`, 'x'.repeat(70 * 1024), true), 413, 'LIMIT_EXCEEDED');
+    await expectError(api.get(`/trees/${tree}/mcp`), 405, 'METHOD_NOT_ALLOWED');
+  } finally {
+    await mf.dispose();
     await rm(persist, { recursive: true, force: true });
   }
 });
