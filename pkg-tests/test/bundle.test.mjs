@@ -58,9 +58,14 @@ console.log(aiSdkTools, aiSdkHost);`,
 console.log(mcpServer, TREE_URI);`,
     options: { platform: 'node', external: ['@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'] },
   },
+  'openai-agents': {
+    code: `import { openAIAgentsTools, openAIAgentsHost } from 'subagent-tree/openai-agents';
+console.log(openAIAgentsTools, openAIAgentsHost);`,
+    options: { platform: 'neutral', conditions: ['workerd', 'worker', 'browser'], mainFields: ['module', 'main'], external: ['@openai/agents'] },
+  },
 };
 
-const ADAPTERS = { 'ai-sdk': 'ai', mcp: '@modelcontextprotocol/sdk' };
+const ADAPTERS = { 'ai-sdk': 'ai', mcp: '@modelcontextprotocol/sdk', 'openai-agents': '@openai/agents' };
 
 for (const [name, { code, options }] of Object.entries(cases)) {
   test(`esbuild bundles the ${name} entry without warnings`, async () => {

@@ -4,7 +4,7 @@
 // A marker is an HTML comment right before a fence, e.g.
 //   <!-- runs -->                           run in Node; the next ```text block is its output
 //   <!-- runs; check: ai-sdk -->            the same, type-checked with the AI SDK's types (docs-types)
-//   <!-- runs; check: mcp -->               the same, with the MCP SDK's types
+//   <!-- runs; check: mcp -->               the same, with the MCP SDK's types (openai-agents: the OpenAI Agents SDK's)
 //   <!-- check: node dom; given: web-app --> type-check in these configurations, with the
 //                                           declarations of docs-check/given/web-app.d.ts
 // `runs` implies `check: node`. Every js/ts block needs one (see docs-types.test.mjs).

@@ -29,3 +29,11 @@ test('tsc --strict accepts subagent-tree/mcp with the MCP SDK\'s own types', asy
   });
   assert.equal(result.error, null, result.out);
 });
+
+test('tsc --strict accepts subagent-tree/openai-agents with the OpenAI Agents SDK\'s own types', async () => {
+  const tsc = path.join(root, 'node_modules', '.bin', 'tsc');
+  const result = await new Promise((resolve) => {
+    execFile(tsc, ['-p', path.join(root, 'types-openai-agents')], { cwd: root }, (error, stdout, stderr) => resolve({ error, out: `${stdout}${stderr}` }));
+  });
+  assert.equal(result.error, null, result.out);
+});
