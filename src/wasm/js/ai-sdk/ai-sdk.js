@@ -14,28 +14,10 @@
 //   turn's signal aborts the call mid-stream (`aborted`); text and reasoning
 //   deltas go to `turn.emit`; usage is reported in the runtime's shape.
 import { jsonSchema, stepCountIs, streamText, tool } from 'ai';
-import { SubagentError } from '__SNIPPET__';
-import { describe, parseStructured, priorTurns } from '../edge/host-shared.js';
+import { configError, describe, either, parseStructured, priorTurns } from '../edge/host-shared.js';
 
 const DEFAULT_MAX_STEPS = 16;
 const DEFAULT_HISTORY_TURNS = 20;
-
-function configError(message) {
-  return new SubagentError('INVALID_ARGUMENT', message);
-}
-
-/** `a` and `b` as one signal: aborted when either is. */
-function either(a, b) {
-  if (!a) return b;
-  if (!b) return a;
-  if (typeof AbortSignal.any === 'function') return AbortSignal.any([a, b]);
-  const controller = new AbortController();
-  for (const s of [a, b]) {
-    if (s.aborted) controller.abort(s.reason);
-    else s.addEventListener('abort', () => controller.abort(s.reason), { once: true });
-  }
-  return controller.signal;
-}
 
 /**
  * A member's tools as an AI SDK `ToolSet` (by tool name). `options.signal`

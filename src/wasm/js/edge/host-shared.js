@@ -1,7 +1,27 @@
-// What the model hosts share (`subagent-tree/openai-host` and
-// `subagent-tree/ai-sdk`): a member's earlier turns as a host replays them
-// (what it heard and answered, read from the runtime's store), a structured
-// result read from a final text, and a failure described for a diagnostic.
+// What the model hosts share (`subagent-tree/openai-host`,
+// `subagent-tree/ai-sdk`, `subagent-tree/openai-agents`): a member's earlier
+// turns as a host replays them (what it heard and answered, read from the
+// runtime's store), a structured result read from a final text, a failure
+// described for a diagnostic, the error of a bad option, and two signals as one.
+import { SubagentError } from '__SNIPPET__';
+
+/** A host's refusal of a bad option (nothing is built from it). */
+export function configError(message) {
+  return new SubagentError('INVALID_ARGUMENT', message);
+}
+
+/** `a` and `b` as one signal: aborted when either is. */
+export function either(a, b) {
+  if (!a) return b;
+  if (!b) return a;
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any([a, b]);
+  const controller = new AbortController();
+  for (const s of [a, b]) {
+    if (s.aborted) controller.abort(s.reason);
+    else s.addEventListener('abort', () => controller.abort(s.reason), { once: true });
+  }
+  return controller.signal;
+}
 
 const MESSAGE = 'message/input';
 const TURN_END = 'turn/end';

@@ -28,8 +28,7 @@
 // without streaming, and this host stops asking it to stream. No byte for
 // `timeoutMs` fails the request, and an answer over `maxResponseBytes` is
 // "too large", never read whole.
-import { SubagentError } from '__SNIPPET__';
-import { blocksText, describe, parseStructured, priorTurns } from './host-shared.js';
+import { blocksText, configError, describe, parseStructured, priorTurns } from './host-shared.js';
 
 const DEFAULT_MAX_STEPS = 16;
 const DEFAULT_MAX_TOOL_CALLS = 64; // the runtime's documented toolCallsPerReply
@@ -55,10 +54,6 @@ const DEFAULT_HISTORY_TURNS = 20;
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 const DETAIL_LIMIT = 300;
-
-function configError(message) {
-  return new SubagentError('INVALID_ARGUMENT', message);
-}
 
 /** A count the server reported, or 0 for anything that is not a non-negative safe integer. */
 const count = (n) => (Number.isSafeInteger(n) && n >= 0 ? n : 0);

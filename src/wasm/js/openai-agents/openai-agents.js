@@ -13,22 +13,10 @@
 //   its tree tools are added to the agent's own, the turn's signal aborts the
 //   run (`aborted`), and usage is reported in the runtime's shape.
 import { run, tool } from '@openai/agents';
-import { SubagentError } from '__SNIPPET__';
-import { describe, parseStructured, priorTurns } from '../edge/host-shared.js';
+import { configError, describe, either, parseStructured, priorTurns } from '../edge/host-shared.js';
 
 const DEFAULT_MAX_TURNS = 16;
 const DEFAULT_HISTORY_TURNS = 20;
-
-function configError(message) {
-  return new SubagentError('INVALID_ARGUMENT', message);
-}
-
-/** `a` and `b` as one signal: aborted when either is. */
-function either(a, b) {
-  if (!a) return b;
-  if (!b) return a;
-  return AbortSignal.any([a, b]);
-}
 
 /** A member's tools as OpenAI Agents function tools (same names, descriptions and schemas). */
 export function openAIAgentsTools(tools, options) {
