@@ -63,9 +63,15 @@ console.log(mcpServer, TREE_URI);`,
 console.log(openAIAgentsTools, openAIAgentsHost);`,
     options: { platform: 'neutral', conditions: ['workerd', 'worker', 'browser'], mainFields: ['module', 'main'], external: ['@openai/agents'] },
   },
+  // The tracing entry imports nothing of OpenTelemetry: it takes the app's tracer.
+  otel: {
+    code: `import { instrument } from 'subagent-tree/otel';
+console.log(instrument);`,
+    options: { platform: 'neutral', conditions: ['workerd', 'worker', 'browser'], mainFields: ['module', 'main'] },
+  },
 };
 
-const ADAPTERS = { 'ai-sdk': 'ai', mcp: '@modelcontextprotocol/sdk', 'openai-agents': '@openai/agents' };
+const ADAPTERS = { 'ai-sdk': 'ai', mcp: '@modelcontextprotocol/sdk', 'openai-agents': '@openai/agents', otel: '@opentelemetry/api' };
 
 for (const [name, { code, options }] of Object.entries(cases)) {
   test(`esbuild bundles the ${name} entry without warnings`, async () => {
@@ -91,7 +97,9 @@ for (const [name, { code, options }] of Object.entries(cases)) {
     const imported = Object.values(result.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path));
     // Each adapter's library is imported by that adapter's entry alone.
     for (const [adapter, library] of Object.entries(ADAPTERS)) {
+      if (adapter === 'otel') continue; // imports no library at all (the tracer is the app's)
       assert.equal(imported.some((i) => i === library || i.startsWith(`${library}/`)), name === adapter, `${name} imports: ${imported.join(', ')}`);
     }
+    assert.ok(!imported.some((i) => i.startsWith('@opentelemetry/')), `${name} imports OpenTelemetry: ${imported.join(', ')}`);
   });
 }

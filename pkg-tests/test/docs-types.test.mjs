@@ -24,6 +24,7 @@ const ENVS = {
   // The MCP adapter's blocks, with the MCP SDK's own .d.ts (its to check, as the AI SDK's).
   mcp: { lib: ['es2022', 'dom', 'dom.iterable'], types: ['node'], skipLibCheck: true },
   'openai-agents': { lib: ['es2022', 'dom', 'dom.iterable'], types: ['node'], skipLibCheck: true },
+  otel: { lib: ['es2022', 'dom', 'dom.iterable'], types: ['node'], skipLibCheck: true },
 };
 
 const blocks = DOCS.flatMap((file) => readDoc(file).blocks).filter((b) => CODE_LANGS.has(b.lang));

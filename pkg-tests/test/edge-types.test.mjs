@@ -37,3 +37,11 @@ test('tsc --strict accepts subagent-tree/openai-agents with the OpenAI Agents SD
   });
   assert.equal(result.error, null, result.out);
 });
+
+test('tsc --strict accepts subagent-tree/otel with an @opentelemetry/api Tracer (typed structurally)', async () => {
+  const tsc = path.join(root, 'node_modules', '.bin', 'tsc');
+  const result = await new Promise((resolve) => {
+    execFile(tsc, ['-p', path.join(root, 'types-otel')], { cwd: root }, (error, stdout, stderr) => resolve({ error, out: `${stdout}${stderr}` }));
+  });
+  assert.equal(result.error, null, result.out);
+});

@@ -1,0 +1,136 @@
+// subagent-tree/otel against the real OpenTelemetry SDK (`@opentelemetry/sdk-trace-base`
+// with an in-memory exporter): a three-level tree gives exactly the expected span tree
+// (names, kinds, parents, attributes, usage, an ERROR turn), all in one trace; nothing
+// is emitted without a tracer, or once instrumentation is removed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { SubagentRuntime, MemoryStore } from 'subagent-tree';
+import { scriptedHost } from 'subagent-tree/testing';
+import { instrument } from 'subagent-tree/otel';
+
+function tracing() {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  return { exporter, tracer: provider.getTracer('subagent-tree-test') };
+}
+
+const spawn = (name, prompt) => ({ call: 'spawn_agent', input: { name, description: `Task of ${name}`, prompt } });
+const SCRIPT = {
+  lead: [
+    { steps: [spawn('reviewer', 'Review the release.')], reply: 'Started reviewer.', usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 40 } },
+    { reply: 'The release is reviewed.', usage: { inputTokens: 150, outputTokens: 10 } },
+  ],
+  reviewer: [
+    { steps: [spawn('checker', 'Run the checks.')], reply: 'Checking.', usage: { inputTokens: 60, outputTokens: 8 } },
+    { reply: 'Reviewed: the checks failed.', usage: { inputTokens: 70, outputTokens: 9 } },
+  ],
+  'reviewer/checker': [{ fail: 'the test runner crashed' }],
+};
+
+/** The finished spans as an indented text tree (children in start order), and the spans by name. */
+function spanTree(spans) {
+  const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]));
+  const parentOf = (s) => s.parentSpanContext?.spanId ?? s.parentSpanId;
+  const children = (id) => spans.filter((s) => parentOf(s) === id).sort((a, b) => (a.startTime[0] - b.startTime[0]) * 1e9 + (a.startTime[1] - b.startTime[1]));
+  const lines = [];
+  const walk = (s, depth) => {
+    lines.push(`${'  '.repeat(depth)}${s.name}${s.status.code === 2 ? ' [ERROR]' : ''}`);
+    for (const c of children(s.spanContext().spanId)) walk(c, depth + 1);
+  };
+  for (const root of spans.filter((s) => !byId.has(parentOf(s)))) walk(root, 0);
+  return lines.join('\n');
+}
+
+test('a three-level tree gives the expected GenAI span tree, in one trace', async () => {
+  const { exporter, tracer } = tracing();
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: scriptedHost(SCRIPT), maxDepth: 2 });
+  const off = instrument(runtime, { tracer });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  await runtime.prompt(lead, 'lead', 'Ship the release.');
+  await runtime.waitForQuiescence(lead);
+  const spans = exporter.getFinishedSpans();
+  const text = spanTree(spans);
+  console.log(text);
+  assert.equal(
+    text,
+    [
+      'create_agent lead',
+      '  invoke_agent lead',
+      '    create_agent reviewer',
+      '      invoke_agent reviewer',
+      '        create_agent reviewer/checker',
+      '          invoke_agent reviewer/checker [ERROR]',
+      '      invoke_agent reviewer',
+      '  invoke_agent lead',
+    ].join('\n'),
+  );
+  assert.equal(new Set(spans.map((s) => s.spanContext().traceId)).size, 1, 'one trace for the whole tree');
+  assert.ok(spans.every((s) => s.kind === 0), 'INTERNAL spans');
+  const named = (name) => spans.filter((s) => s.name === name);
+  const [reviewerCreated] = named('create_agent reviewer');
+  const reviewerId = reviewerCreated.attributes['gen_ai.agent.id'];
+  assert.deepEqual(reviewerCreated.attributes, {
+    'gen_ai.operation.name': 'create_agent',
+    'gen_ai.agent.name': 'reviewer',
+    'gen_ai.agent.id': reviewerId,
+    'gen_ai.agent.description': 'Task of reviewer',
+    'gen_ai.conversation.id': 'root',
+    'subagent_tree.provider': 'spawn',
+    'subagent_tree.mode': 'continuable',
+  });
+  const [leadFirst] = named('invoke_agent lead');
+  assert.deepEqual(leadFirst.attributes, {
+    'gen_ai.operation.name': 'invoke_agent',
+    'gen_ai.agent.name': 'lead',
+    'gen_ai.agent.id': 'root',
+    'gen_ai.conversation.id': 'root',
+    'gen_ai.usage.input_tokens': 100,
+    'gen_ai.usage.output_tokens': 20,
+    'gen_ai.usage.cache_read.input_tokens': 40,
+    'gen_ai.response.finish_reasons': ['completed'],
+  });
+  const [failed] = named('invoke_agent reviewer/checker');
+  assert.deepEqual([failed.status.code, failed.attributes['gen_ai.response.finish_reasons'], failed.attributes['error.type']], [2, ['error'], 'turn_failed']);
+  // Removed: nothing more is emitted.
+  off();
+  const before = exporter.getFinishedSpans().length;
+  await runtime.prompt(lead, 'lead', 'Once more.').catch(() => {});
+  await runtime.waitForQuiescence(lead);
+  assert.equal(exporter.getFinishedSpans().length, before);
+});
+
+test('a message accepted while a member\'s turn runs is an event on that turn', async () => {
+  const { exporter, tracer } = tracing();
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: scriptedHost({ lead: [{ steps: [{ waitForMessage: 'go on' }], reply: 'Went on.' }] }) });
+  instrument(runtime, { tracer });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  let running;
+  const started = new Promise((resolve) => (running = resolve));
+  runtime.on('subagent/turn', (e) => e.phase === 'start' && running());
+  const accepted = [];
+  runtime.on('subagent/message', (e) => accepted.push(e.messageId));
+  await runtime.prompt(lead, 'lead', 'Start.');
+  await started;
+  await runtime.prompt(lead, 'lead', 'Please go on.');
+  const messageId = accepted[1];
+  assert.equal(typeof messageId, 'string');
+  await runtime.waitForQuiescence(lead);
+  const [turn] = exporter.getFinishedSpans().filter((s) => s.name === 'invoke_agent lead');
+  assert.deepEqual(
+    turn.events.map((e) => [e.name, e.attributes]),
+    [['subagent_tree.message', { 'subagent_tree.message.kind': 'user', 'subagent_tree.message.id': messageId, 'gen_ai.agent.name': 'lead' }]],
+  );
+});
+
+test('without a tracer nothing is emitted (not even to a global provider); a bad tracer is refused', async () => {
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: scriptedHost({ lead: ['ok'] }) });
+  const off = instrument(runtime, {});
+  assert.equal(typeof off, 'function');
+  const lead = await runtime.openRoot({});
+  await runtime.prompt(lead, 'lead', 'hello');
+  await runtime.waitForQuiescence(lead);
+  off();
+  assert.throws(() => instrument(runtime, { tracer: {} }), TypeError);
+  assert.throws(() => instrument(null, { tracer: tracing().tracer }), TypeError);
+});
