@@ -123,6 +123,22 @@ test('a message accepted while a member\'s turn runs is an event on that turn', 
   );
 });
 
+test('a message from another member names its sender on the receiving turn', async () => {
+  const { exporter, tracer } = tracing();
+  const host = scriptedHost({
+    lead: [{ steps: [spawn('helper', 'Say hello to lead.'), { waitForMessage: 'hello from helper' }], reply: 'Heard it.' }, 'Noted.'],
+    helper: [{ steps: [{ call: 'send_message', input: { agent: 'lead', message: 'hello from helper' } }], reply: 'Said it.' }],
+  });
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host });
+  instrument(runtime, { tracer });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  await runtime.prompt(lead, 'lead', 'Start.');
+  await runtime.waitForQuiescence(lead);
+  const [first] = exporter.getFinishedSpans().filter((s) => s.name === 'invoke_agent lead');
+  const relayed = first.events.find((e) => e.attributes['subagent_tree.message.kind'] === 'agent-message');
+  assert.equal(relayed?.attributes['subagent_tree.message.from'], 'helper', JSON.stringify(first.events.map((e) => e.attributes)));
+});
+
 test('without a tracer nothing is emitted (not even to a global provider); a bad tracer is refused', async () => {
   const runtime = new SubagentRuntime({ store: new MemoryStore(), host: scriptedHost({ lead: ['ok'] }) });
   const off = instrument(runtime, {});

@@ -366,10 +366,10 @@ impl Runtime {
             self.0.state.borrow_mut().answers.remove(&message.id);
         }
         let id = message.id.clone();
-        let kind = match message.source {
-            MessageSource::User => "user",
-            MessageSource::AgentMessage { .. } => "agent-message",
-            MessageSource::SubagentSettled { .. } => "subagent-settled",
+        let (kind, from) = match &message.source {
+            MessageSource::User => ("user", None),
+            MessageSource::AgentMessage { sender_name, .. } => ("agent-message", Some(sender_name.clone())),
+            MessageSource::SubagentSettled { sender_name, .. } => ("subagent-settled", Some(sender_name.clone())),
         };
         // A waking send resumes the parked FIFO. A message that no longer finds the
         // member live is durable in the log and is pending at the next resume.
@@ -382,6 +382,7 @@ impl Runtime {
                 name: target.full_name.clone(),
                 message_id: id.clone(),
                 kind,
+                from,
             });
         }
         self.kick(target);

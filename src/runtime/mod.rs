@@ -147,7 +147,15 @@ pub enum RuntimeEvent {
     /// A catalog fact committed (for views that follow the tree live).
     Catalog { root_id: String, parent_id: String, entry: crate::CatalogEntry },
     /// A message was accepted (durable) into a member's inbox.
-    Message { root_id: String, session_id: String, name: String, message_id: String, kind: &'static str },
+    /// `from`: the sender's full name (an agent's message or a settlement notice; `None` from a user or host).
+    Message {
+        root_id: String,
+        session_id: String,
+        name: String,
+        message_id: String,
+        kind: &'static str,
+        from: Option<String>,
+    },
     /// A member's turn started (`stop_reason` is `None`) or ended; `output` is
     /// the ended turn's final text (the `output` its `turn/end` records), if any.
     /// `parked` (on end): interrupted, its unread input waits for a waking send.

@@ -551,6 +551,7 @@ impl Runtime {
             name: full_name.clone(),
             message_id: message_id.clone(),
             kind: "user",
+            from: None,
         });
         self.kick(&member);
         Ok(Activation {

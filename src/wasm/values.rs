@@ -104,13 +104,16 @@ fn event_value(event: &RuntimeEvent) -> JsValue {
             set(&obj, "entry", &super::convert::entry_to_js(entry));
             obj.into()
         }
-        RuntimeEvent::Message { root_id, session_id, name, message_id, kind } => {
+        RuntimeEvent::Message { root_id, session_id, name, message_id, kind, from } => {
             let obj = Object::new();
             set(&obj, "rootSessionId", &JsValue::from_str(root_id));
             set(&obj, "sessionId", &JsValue::from_str(session_id));
             set(&obj, "name", &JsValue::from_str(name));
             set(&obj, "messageId", &JsValue::from_str(message_id));
             set(&obj, "kind", &JsValue::from_str(kind));
+            if let Some(from) = from {
+                set(&obj, "from", &JsValue::from_str(from));
+            }
             obj.into()
         }
         RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output, parked, usage } => {

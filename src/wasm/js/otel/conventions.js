@@ -22,6 +22,7 @@ export const PROVIDER = 'subagent_tree.provider';
 export const MODE = 'subagent_tree.mode';
 export const MESSAGE_KIND = 'subagent_tree.message.kind';
 export const MESSAGE_ID = 'subagent_tree.message.id';
+export const MESSAGE_FROM = 'subagent_tree.message.from';
 
 /** `SpanKind.INTERNAL` and `SpanStatusCode.ERROR` of `@opentelemetry/api` (stable numbers: no import needed). */
 export const SPAN_KIND_INTERNAL = 0;

@@ -108,7 +108,9 @@ export function instrument(runtime, options) {
       span.end();
     }),
     runtime.on('subagent/message', (e) => {
-      turns.get(e.sessionId)?.addEvent('subagent_tree.message', { [C.MESSAGE_KIND]: e.kind, [C.MESSAGE_ID]: e.messageId, [C.AGENT_NAME]: e.name });
+      const attributes = { [C.MESSAGE_KIND]: e.kind, [C.MESSAGE_ID]: e.messageId, [C.AGENT_NAME]: e.name };
+      if (typeof e.from === 'string') attributes[C.MESSAGE_FROM] = e.from;
+      turns.get(e.sessionId)?.addEvent('subagent_tree.message', attributes);
     }),
   ];
   return () => {

@@ -490,6 +490,8 @@ export interface SubagentMessageEvent {
   name: string;
   messageId: string;
   kind: 'user' | 'agent-message' | 'subagent-settled';
+  /** The sender's full name, for an agent's message or a settlement notice (absent from a user or host). */
+  from?: string;
 }
 
 /** `subagent/turn`: a member's turn started or ended (the root's too). */
