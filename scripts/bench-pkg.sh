@@ -29,6 +29,7 @@ node --expose-gc pkg-tests/bench/runtime.mjs
 node --expose-gc pkg-tests/bench/history.mjs
 node --expose-gc pkg-tests/bench/usage.mjs
 node --expose-gc pkg-tests/bench/budgets.mjs
+node --expose-gc pkg-tests/bench/otel.mjs
 node --expose-gc pkg-tests/bench/deltas.mjs
 node pkg-tests/bench/element.mjs
 node pkg-tests/bench/coldstart.mjs

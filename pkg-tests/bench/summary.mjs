@@ -69,6 +69,8 @@ for (const [name, files] of [['full', ['subagent_tree_bg.wasm', 'subagent_tree.j
   row('a message with usage recorded', `${f(get('usage.message.usage'))} µs`, `without ${f(get('usage.message.plain'))} µs`, m, '<= 1.1x', m === undefined ? undefined : m <= 1.1);
   const b = ratio(get('budget.message.budgeted'), get('budget.message.plain'));
   row('a message under a budget (gated, reserved, counted)', `${f(get('budget.message.budgeted'))} µs`, `unbudgeted ${f(get('budget.message.plain'))} µs`, b, '<= 1.1x', b === undefined ? undefined : b <= 1.1);
+  const t = ratio(get('otel.message.noTracer'), get('otel.message.plain'));
+  row('a message, otel instrument() without a tracer', `${f(get('otel.message.noTracer'))} µs`, `uninstrumented ${f(get('otel.message.plain'))} µs; with a tracer ${f(get('otel.message.tracer'))} µs`, t, '<= 1.05x (nothing measurable)', t === undefined ? undefined : t <= 1.05);
   const o = ratio(get('budget.open.budgeted'), get('budget.open.plain'));
   row('openRoot of a budgeted 1,111-member cold tree', `${f(get('budget.open.budgeted'), 2)} ms`, `unbudgeted ${f(get('budget.open.plain'), 2)} ms`, o, 'measured', undefined);
 }
