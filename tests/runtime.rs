@@ -1386,7 +1386,7 @@ fn a_tree_lists_each_members_last_turn_after_a_restart() {
     // From the store alone, while worker's turn runs: open, nothing ended yet.
     let store = h.store.clone();
     let listing = h.run(async move { list_tree(&store, "root", &Signal::never()).await }).unwrap();
-    let turns_of = |id: &str| listing.rows.iter().find(|(r, _)| r.id() == id).and_then(|(_, t)| t.clone());
+    let turns_of = |id: &str| listing.rows.iter().position(|r| r.id() == id).and_then(|i| listing.turns[i].clone());
     assert_eq!(turns_of(&worker.child_id), Some(Turns { open: true, stop_reason: None, output: None }));
     assert_eq!(
         turns_of(&reviewer.child_id),

@@ -26,12 +26,7 @@ test('a running row shows its live last line from its deltas, once per frame, th
     };
     const runtime = new SubagentRuntime({ store: new MemoryStore(), host });
     const lead = await runtime.openRoot({});
-    const el = document.createElement('subagent-tree');
-    el.style.width = '600px';
-    el.runtime = runtime;
-    el.root = lead;
-    document.body.replaceChildren(el);
-    await el.ready;
+    const el = await window.showTree({ runtime, root: lead }, '600px');
     Object.assign(window, { runtime, lead, el });
     const a = await runtime.startActivation({ provider: 'spawn', parent: lead, name: 'streamer', label: 'Stream a report', prompt: 'go' });
     window.streamerId = a.childId;
@@ -153,12 +148,7 @@ test('each stop reason differs in text and colour and has an accessible label; a
     };
     const runtime = new SubagentRuntime({ store: new MemoryStore(), host, capacity: 8 });
     const lead = await runtime.openRoot({});
-    const el = document.createElement('subagent-tree');
-    el.style.width = '640px';
-    el.runtime = runtime;
-    el.root = lead;
-    document.body.replaceChildren(el);
-    await el.ready;
+    const el = await window.showTree({ runtime, root: lead }, '640px');
     Object.assign(window, { runtime, lead, el });
     for (const name of ['done', 'stopped', 'broken', 'spent', 'capped', 'refuser']) {
       const a = await runtime.startActivation({ provider: 'spawn', parent: lead, name, label: `Task of ${name}`, prompt: 'go', ...(name === 'spent' ? { budget: { turns: 1 } } : {}) });
@@ -254,11 +244,7 @@ test('after a reload, and in a page that only reads the store, each row shows it
     await runtime.interrupt('stopper', { kind: 'user', root: lead });
     Object.assign(window, { runtime, lead, store });
     // A follower over the same store, as a page that only reads it would be.
-    const follower = document.createElement('subagent-tree');
-    follower.store = store;
-    follower.rootId = 'reload-root';
-    document.body.replaceChildren(follower);
-    await follower.ready;
+    const follower = await window.showTree({ store, rootId: 'reload-root' });
   });
   // The follower sees slow's open turn as running, and the others as their logs say.
   await page.waitForFunction(() => window.items(document.querySelector('subagent-tree')).find((r) => r.name === 'stopper')?.activity === 'settled');
@@ -286,11 +272,7 @@ test('after a reload, and in a page that only reads the store, each row shows it
   await page.waitForFunction(() => window.fixtureReady === true);
   await page.evaluate(async () => {
     const store = await window.lib.IndexedDBStore.open('reload-test');
-    const el = document.createElement('subagent-tree');
-    el.store = store;
-    el.rootId = 'reload-root';
-    document.body.replaceChildren(el);
-    await el.ready;
+    const el = await window.showTree({ store, rootId: 'reload-root' });
     window.readerStore = store;
   });
   seen = await view();
@@ -305,11 +287,7 @@ test('after a reload, and in a page that only reads the store, each row shows it
     const store = await IndexedDBStore.open('reload-test');
     const runtime = new SubagentRuntime({ store, host: { runTurn: async () => ({ messages: ['again'] }) } });
     const lead = await runtime.openRoot({ sessionId: 'reload-root' });
-    const el = document.createElement('subagent-tree');
-    el.runtime = runtime;
-    el.root = lead;
-    document.body.replaceChildren(el);
-    await el.ready;
+    const el = await window.showTree({ runtime, root: lead });
     window.nodeInfos = window.items(el).map((r) => el.nodeInfo(r.id));
   });
   const again = await view();
@@ -338,12 +316,7 @@ test('each row shows its tokens (own and subtree) and a bar where a budget appli
     };
     const runtime = new SubagentRuntime({ store: new MemoryStore(), host, maxDepth: 2 });
     const lead = await runtime.openRoot({ budget: { tokens: 5000 } });
-    const el = document.createElement('subagent-tree');
-    el.style.width = '640px';
-    el.runtime = runtime;
-    el.root = lead;
-    document.body.replaceChildren(el);
-    await el.ready;
+    const el = await window.showTree({ runtime, root: lead }, '640px');
     Object.assign(window, { runtime, lead, el });
     const a = await runtime.startActivation({ provider: 'spawn', parent: lead, name: 'reviewer', label: 'Review', prompt: 'go', budget: { tokens: 2000 } });
     await a.result;

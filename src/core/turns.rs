@@ -54,11 +54,6 @@ impl Turns {
             }),
         }
     }
-
-    /// Whether the log records anything of its turns.
-    pub fn is_empty(&self) -> bool {
-        *self == Turns::default()
-    }
 }
 
 /// The text blocks of content (a string, or blocks of which `text` ones count) joined by newlines.
@@ -97,11 +92,13 @@ pub struct TreeLister {
     turns: HashMap<String, Turns>,
 }
 
-/// What [`TreeLister`] gives: the root's turns, and each row's (`None` for a
-/// member whose log was not read: an external run, a diagnostic).
+/// What [`TreeLister`] gives: the root's turns, the rows, and each row's
+/// turns in the rows' order (`None` for a member whose log was not read: an
+/// external run, a diagnostic).
 pub struct TreeListing {
     pub root: Turns,
-    pub rows: Vec<(Row, Option<Turns>)>,
+    pub rows: Vec<Row>,
+    pub turns: Vec<Option<Turns>>,
 }
 
 impl TreeLister {
@@ -110,6 +107,11 @@ impl TreeLister {
         let query =
             ReadQuery { types: Some(TREE_TYPES.iter().map(|t| (*t).to_owned()).collect()), ..lister.query().clone() };
         TreeLister { root: root.to_owned(), lister, query, turns: HashMap::default() }
+    }
+
+    /// The root's Session id.
+    pub fn root(&self) -> &str {
+        &self.root
     }
 
     /// The sessions to read now (empty once done).
@@ -144,19 +146,14 @@ impl TreeLister {
     /// The listing (once [`TreeLister::wants`] is empty).
     pub fn listing(&self) -> TreeListing {
         let rows = self.lister.rows();
-        TreeListing {
-            root: self.turns.get(&self.root).cloned().unwrap_or_default(),
-            rows: rows
-                .into_iter()
-                .map(|row| {
-                    let turns = match &row {
-                        Row::Child(c) => self.turns.get(&c.id).cloned(),
-                        Row::Diagnostic(_) => None,
-                    };
-                    (row, turns)
-                })
-                .collect(),
-        }
+        let turns = rows
+            .iter()
+            .map(|row| match row {
+                Row::Child(c) => self.turns.get(&c.id).cloned(),
+                Row::Diagnostic(_) => None,
+            })
+            .collect();
+        TreeListing { root: self.turns.get(&self.root).cloned().unwrap_or_default(), rows, turns }
     }
 }
 
@@ -203,7 +200,7 @@ mod tests {
         );
         assert!(Turns::of(&log[..4]).open, "a start with no end is open");
         assert_eq!(Turns::of(&log[..4]).stop_reason.as_deref(), Some("completed"));
-        assert!(Turns::of(&log[..1]).is_empty());
+        assert_eq!(Turns::of(&log[..1]), Turns::default());
     }
 
     #[test]
@@ -215,7 +212,7 @@ mod tests {
             e(2, event::SESSION_START, r#"{"inheritedEventCount":2}"#),
         ];
         assert_eq!(event::inherited_event_count(&log), 2);
-        assert!(Turns::of(&log).is_empty());
+        assert_eq!(Turns::of(&log), Turns::default());
     }
 
     #[test]

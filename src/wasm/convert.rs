@@ -753,10 +753,9 @@ pub fn set_last_turn(obj: &Object, turns: &crate::core::turns::Turns) {
 /// `listTree`'s answer: `{ root: { id, turnOpen, lastTurn? }, rows }`, each row
 /// with a log read carrying `turnOpen` and `lastTurn` as the root does.
 pub fn tree_to_js(root_id: &str, listing: &crate::core::turns::TreeListing) -> std::result::Result<JsValue, JsValue> {
-    let rows: Vec<Row> = listing.rows.iter().map(|(row, _)| row.clone()).collect();
-    let out = super::fast::rows_to_js(&rows)?;
+    let out = super::fast::rows_to_js(&listing.rows)?;
     let array: &js_sys::Array = out.unchecked_ref();
-    for (i, (_, turns)) in listing.rows.iter().enumerate() {
+    for (i, turns) in listing.turns.iter().enumerate() {
         if let Some(turns) = turns {
             let obj: Object = array.get(i as u32).unchecked_into();
             set(&obj, "turnOpen", &JsValue::from_bool(turns.open));

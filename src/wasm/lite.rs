@@ -26,7 +26,7 @@ extern "C" {
 
 enum Machine {
     List(Lister),
-    Tree(TreeLister, String),
+    Tree(TreeLister),
     Resolve(Resolver),
 }
 
@@ -50,7 +50,7 @@ pub fn list(store: JsStore, root: &str, link: Link) -> Promise {
 pub fn tree(store: JsStore, root: &str, link: Link) -> Promise {
     let lister = TreeLister::new(root);
     let query = ReadQuery { signal: link.signal().clone(), ..lister.query().clone() };
-    drive(Job { machine: Machine::Tree(lister, root.to_owned()), store, link, query })
+    drive(Job { machine: Machine::Tree(lister), store, link, query })
 }
 
 /// `resolveName` of the lite build, for a full name (the caller answers `lead` and Session ids).
@@ -66,7 +66,7 @@ impl Job {
     pub fn wants(&self) -> Vec<String> {
         match &self.machine {
             Machine::List(lister) => lister.wants().to_vec(),
-            Machine::Tree(lister, _) => lister.wants().to_vec(),
+            Machine::Tree(lister) => lister.wants().to_vec(),
             Machine::Resolve(resolver) => resolver.wants().to_vec(),
         }
     }
@@ -75,7 +75,7 @@ impl Job {
     pub fn batch(&self) -> bool {
         let level = match &self.machine {
             Machine::List(lister) => !lister.at_root(),
-            Machine::Tree(lister, _) => !lister.at_root(),
+            Machine::Tree(lister) => !lister.at_root(),
             Machine::Resolve(resolver) => resolver.batch(),
         };
         level && self.store.has_read_many()
@@ -91,7 +91,7 @@ impl Job {
     pub fn read(&self, i: usize) -> Promise {
         let session = match &self.machine {
             Machine::List(lister) => lister.wants().get(i),
-            Machine::Tree(lister, _) => lister.wants().get(i),
+            Machine::Tree(lister) => lister.wants().get(i),
             Machine::Resolve(resolver) => resolver.wants().get(i),
         };
         match session {
@@ -125,7 +125,7 @@ impl Job {
         };
         let answered = match &mut self.machine {
             Machine::List(lister) => lister.answer(reads),
-            Machine::Tree(lister, _) => lister.answer(reads),
+            Machine::Tree(lister) => lister.answer(reads),
             Machine::Resolve(resolver) => resolver.answer(reads),
         };
         answered.map_err(|e| self.link.error(e))
@@ -135,7 +135,7 @@ impl Job {
     pub fn result(&self) -> std::result::Result<JsValue, JsValue> {
         match &self.machine {
             Machine::List(lister) => super::fast::rows_to_js(&lister.rows()),
-            Machine::Tree(lister, root) => super::convert::tree_to_js(root, &lister.listing()),
+            Machine::Tree(lister) => super::convert::tree_to_js(lister.root(), &lister.listing()),
             Machine::Resolve(resolver) => Ok(resolver.resolved().map_or(JsValue::UNDEFINED, JsValue::from_str)),
         }
     }

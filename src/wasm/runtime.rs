@@ -565,22 +565,7 @@ impl JsRuntime {
         #[wasm_bindgen(js_name = rootSessionId, unchecked_param_type = "string")] root_session_id: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> Promise {
-        let parsed = (|| -> Result<_> {
-            Ok((id_arg(&root_session_id, "rootSessionId")?, link_signal_or_options(options, "options")?))
-        })();
-        let (root, link) = match parsed {
-            Ok(p) => p,
-            Err(e) => return reject(e),
-        };
-        let rt = self.rt.clone();
-        future_to_promise(async move {
-            let (live, rows) = rt.list_tree(&root, link.signal()).await.map_err(|e| link.error(e))?;
-            let mut out = super::convert::RowsToJs::default();
-            let tree = Object::new();
-            set(&tree, "root", &live_root_to_js(&root, &live));
-            set(&tree, "rows", &rows.iter().map(|r| live_row_to_js(&mut out, r)).collect::<Array>());
-            Ok(tree.into())
-        })
+        self.listing(root_session_id, options, true)
     }
 
     /// The tree below `rootSessionId` in pre-order, each row with its live `activity`.
@@ -590,19 +575,7 @@ impl JsRuntime {
         #[wasm_bindgen(js_name = rootSessionId, unchecked_param_type = "string")] root_session_id: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> Promise {
-        let parsed = (|| -> Result<_> {
-            Ok((id_arg(&root_session_id, "rootSessionId")?, link_signal_or_options(options, "options")?))
-        })();
-        let (root, link) = match parsed {
-            Ok(p) => p,
-            Err(e) => return reject(e),
-        };
-        let rt = self.rt.clone();
-        future_to_promise(async move {
-            let rows = rt.list_descendants(&root, link.signal()).await.map_err(|e| link.error(e))?;
-            let mut out = super::convert::RowsToJs::default();
-            Ok(rows.iter().map(|r| live_row_to_js(&mut out, r)).collect::<Array>().into())
-        })
+        self.listing(root_session_id, options, false)
     }
 
     /// The runtime's events from now on as an async iterator of `{ type, event }`,
@@ -837,5 +810,31 @@ impl JsRuntime {
     #[wasm_bindgen(js_name = providerNames, unchecked_return_type = "string[]")]
     pub fn provider_names(&self) -> Array {
         self.rt.provider_names().iter().map(|n| JsValue::from_str(n)).collect()
+    }
+}
+
+impl JsRuntime {
+    /// `listTree` (`whole`: `{ root, rows }`) and `listDescendants` (the rows alone): one listing.
+    fn listing(&self, root_session_id: JsValue, options: Option<JsValue>, whole: bool) -> Promise {
+        let parsed = (|| -> Result<_> {
+            Ok((id_arg(&root_session_id, "rootSessionId")?, link_signal_or_options(options, "options")?))
+        })();
+        let (root, link) = match parsed {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move {
+            let (live, rows) = rt.list_tree(&root, link.signal()).await.map_err(|e| link.error(e))?;
+            let mut out = super::convert::RowsToJs::default();
+            let rows: Array = rows.iter().map(|r| live_row_to_js(&mut out, r)).collect();
+            if !whole {
+                return Ok(rows.into());
+            }
+            let tree = Object::new();
+            set(&tree, "root", &live_root_to_js(&root, &live));
+            set(&tree, "rows", &rows);
+            Ok(tree.into())
+        })
     }
 }

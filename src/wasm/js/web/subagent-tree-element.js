@@ -747,7 +747,6 @@ export class SubagentTreeElement extends HTMLElement {
     if (!n && !cost && !spawn && !usage) return;
     const chain = [];
     for (let at = this.#nodes.get(id); at; at = this.#nodes.get(at.parentId)) chain.push(at);
-    if (!chain.length && id === this.rootId) chain.push({ id });
     chain.forEach((node, i) => {
       const spend = this.#spend.get(node.id);
       if (!spend) return;
