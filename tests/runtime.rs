@@ -1409,3 +1409,72 @@ fn a_tree_lists_each_members_last_turn_after_a_restart() {
     assert_eq!(last(&reviewer.child_id), (false, Some("completed".into()), Some("reviewed: ship it".into())));
     assert_eq!(last(&worker.child_id), (false, Some("aborted".into()), None));
 }
+
+#[test]
+fn a_members_trace_context_is_kept_in_its_log_and_carried_after_a_restart() {
+    use std::cell::RefCell;
+    use subagent_tree::core::trace::TraceContext;
+    use subagent_tree::runtime::TraceSource;
+    // A source that hands each member a context of its own and records who asked.
+    let source = |asked: Rc<RefCell<Vec<String>>>| -> TraceSource {
+        Rc::new(move |r| {
+            asked.borrow_mut().push(format!("{} parent={:?}", r.name, r.parent_id.is_some()));
+            let n = asked.borrow().len();
+            Some(TraceContext::new(&format!("00-{:032x}-{:016x}-01", 7, n), None).unwrap())
+        })
+    };
+    let trace_of = |n: usize| format!("00-{:032x}-{:016x}-01", 7, n);
+    let store;
+    let asked = Rc::new(RefCell::new(Vec::new()));
+    {
+        let h = Harness::wide();
+        store = h.store.clone();
+        h.rt.set_trace_source(Some(source(asked.clone())));
+        let root = h.root();
+        let starts = Rc::new(RefCell::new(Vec::new()));
+        let sink = starts.clone();
+        h.rt.subscribe(
+            None,
+            Rc::new(move |e: &RuntimeEvent| {
+                if let RuntimeEvent::Start(i) = e {
+                    sink.borrow_mut().push((i.name.clone(), i.trace.clone().map(|t| t.traceparent)));
+                }
+            }),
+        );
+        start(&h, spec(&root, Some("reviewer"))).unwrap();
+        h.settle();
+        assert_eq!(*asked.borrow(), ["lead parent=false", "reviewer parent=true"]);
+        assert_eq!(*starts.borrow(), [("reviewer".to_owned(), Some(trace_of(2)))]);
+    }
+    // A new runtime: the logs already keep both contexts, so nobody is asked; turns carry them.
+    let h = Harness::over(store, "b", RuntimeOptions { max_depth: 4, capacity: 32, ..RuntimeOptions::default() });
+    let asked_again = Rc::new(RefCell::new(Vec::new()));
+    h.rt.set_trace_source(Some(source(asked_again.clone())));
+    let root = h.root();
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let sink = seen.clone();
+    h.rt.subscribe(
+        None,
+        Rc::new(move |e: &RuntimeEvent| match e {
+            RuntimeEvent::Start(i) => {
+                sink.borrow_mut().push(format!("start {} {:?}", i.name, i.trace.as_ref().map(|t| &t.traceparent)))
+            }
+            RuntimeEvent::Turn { name, stop_reason: None, trace, .. } => {
+                sink.borrow_mut().push(format!("turn {name} {:?}", trace.as_ref().map(|t| &t.traceparent)))
+            }
+            _ => {}
+        }),
+    );
+    let (rt, r) = (h.rt.clone(), root.clone());
+    let reviewer = h.run(async move { rt.resolve_name(&r, "reviewer", &Signal::never()).await }).unwrap();
+    let (rt, r) = (h.rt.clone(), root.clone());
+    h.run(async move { rt.send_message(&r, &reviewer, Value::from("again"), &Signal::never()).await }).unwrap();
+    let (rt, r) = (h.rt.clone(), root.clone());
+    h.run(async move { rt.prompt(&r, "lead", Value::from("go"), Scheduling::Queue, &Signal::never()).await }).unwrap();
+    h.settle();
+    assert!(asked_again.borrow().is_empty(), "asked for {:?}", asked_again.borrow());
+    let seen = seen.borrow().clone();
+    assert!(seen.contains(&format!("start reviewer Some({:?})", trace_of(2))), "{seen:?}");
+    assert!(seen.contains(&format!("turn reviewer Some({:?})", trace_of(2))), "{seen:?}");
+    assert!(seen.contains(&format!("turn lead Some({:?})", trace_of(1))), "{seen:?}");
+}

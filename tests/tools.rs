@@ -418,3 +418,71 @@ fn a_member_s_tools_can_be_narrowed_and_the_chosen_ones_still_work() {
     assert!(refused.is_error);
     assert_eq!(refused.content, "there is no tool named \"send_message\"");
 }
+
+#[test]
+fn each_tool_call_is_a_start_and_an_end_event_and_a_delegation_names_its_child() {
+    use subagent_tree::runtime::RuntimeEvent;
+    let exec = LocalExecutor::new();
+    let host = Rc::new(ModelHost::default());
+    let rt = testkit::runtime(
+        Rc::new(MemoryStore::new()),
+        Rc::new(Shared(host.clone())),
+        &exec,
+        "t",
+        RuntimeOptions { max_depth: 2, ..RuntimeOptions::default() },
+    );
+    RUNTIME.with(|r| *r.borrow_mut() = Some(rt.clone()));
+    host.plan.borrow_mut().insert(
+        "lead".into(),
+        vec![vec![
+            ("spawn_agent".into(), json!({"description":"Review","prompt":"Review it.","name":"reviewer"})),
+            ("send_message".into(), json!({"agent":"nobody","message":"hi"})),
+        ]],
+    );
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let sink = events.clone();
+    rt.subscribe(
+        None,
+        Rc::new(move |e: &RuntimeEvent| match e {
+            RuntimeEvent::Tool { name, call_id, tool, input, end, .. } => sink.borrow_mut().push(format!(
+                "{name} {tool} #{call_id} {}",
+                match end {
+                    None => format!("start {}", input.as_ref().map_or("-".into(), |i| i.to_json())),
+                    Some(end) => format!(
+                        "end error={} child={}",
+                        end.is_error,
+                        end.child.as_ref().map_or("-".into(), |(id, n)| format!("{n}:{}", id.starts_with("ts-")))
+                    ),
+                }
+            )),
+            RuntimeEvent::Start(i) => sink.borrow_mut().push(format!("start {} by #{:?}", i.name, i.tool_call)),
+            _ => {}
+        }),
+    );
+    let r = rt.clone();
+    exec.run_until(async move {
+        let root = r.open_root(Some("root".into()), None).await.unwrap();
+        r.prompt(&root, "root", Value::from("Go."), subagent_tree::runtime::Scheduling::Queue, &Signal::never())
+            .await
+            .unwrap()
+    })
+    .unwrap();
+    exec.run_idle();
+    let seen = events.borrow().clone();
+    let spawn = seen.iter().find_map(|e| e.strip_prefix("lead spawn_agent #")?.split(' ').next()).unwrap().to_owned();
+    let send = seen.iter().find_map(|e| e.strip_prefix("lead send_message #")?.split(' ').next()).unwrap().to_owned();
+    assert_ne!(spawn, send);
+    assert_eq!(
+        seen,
+        vec![
+            format!(
+                "lead spawn_agent #{spawn} start {}",
+                r#"{"description":"Review","name":"reviewer","prompt":"Review it."}"#
+            ),
+            format!("start reviewer by #Some({spawn})"),
+            format!("lead spawn_agent #{spawn} end error=false child=reviewer:true"),
+            format!("lead send_message #{send} start {}", r#"{"agent":"nobody","message":"hi"}"#),
+            format!("lead send_message #{send} end error=true child=-"),
+        ]
+    );
+}

@@ -5,7 +5,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { SubagentRuntime, MemoryStore } from 'subagent-tree';
+import { FileStore } from 'subagent-tree/file-store';
 import { scriptedHost } from 'subagent-tree/testing';
 import { instrument } from 'subagent-tree/otel';
 
@@ -19,7 +23,7 @@ const spawn = (name, prompt) => ({ call: 'spawn_agent', input: { name, descripti
 const SCRIPT = {
   lead: [
     { steps: [spawn('reviewer', 'Review the release.')], reply: 'Started reviewer.', usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 40 } },
-    { reply: 'The release is reviewed.', usage: { inputTokens: 150, outputTokens: 10 } },
+    { steps: [{ call: 'list_agents', input: {} }], reply: 'The release is reviewed.', usage: { inputTokens: 150, outputTokens: 10 } },
   ],
   reviewer: [
     { steps: [spawn('checker', 'Run the checks.')], reply: 'Checking.', usage: { inputTokens: 60, outputTokens: 8 } },
@@ -57,12 +61,15 @@ test('a three-level tree gives the expected GenAI span tree, in one trace', asyn
     [
       'create_agent lead',
       '  invoke_agent lead',
-      '    create_agent reviewer',
-      '      invoke_agent reviewer',
-      '        create_agent reviewer/checker',
-      '          invoke_agent reviewer/checker [ERROR]',
-      '      invoke_agent reviewer',
+      '    execute_tool spawn_agent',
+      '      create_agent reviewer',
+      '        invoke_agent reviewer',
+      '          execute_tool spawn_agent',
+      '            create_agent reviewer/checker',
+      '              invoke_agent reviewer/checker [ERROR]',
+      '        invoke_agent reviewer',
       '  invoke_agent lead',
+      '    execute_tool list_agents',
     ].join('\n'),
   );
   assert.equal(new Set(spans.map((s) => s.spanContext().traceId)).size, 1, 'one trace for the whole tree');
@@ -90,6 +97,18 @@ test('a three-level tree gives the expected GenAI span tree, in one trace', asyn
     'gen_ai.usage.cache_read.input_tokens': 40,
     'gen_ai.response.finish_reasons': ['completed'],
   });
+  const [leadSpawn, reviewerSpawn] = named('execute_tool spawn_agent');
+  assert.deepEqual(leadSpawn.attributes, {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': 'spawn_agent',
+    'gen_ai.tool.call.id': leadSpawn.attributes['gen_ai.tool.call.id'],
+    'gen_ai.tool.type': 'function',
+    'subagent_tree.child.id': reviewerId,
+    'subagent_tree.child.name': 'reviewer',
+  });
+  assert.match(leadSpawn.attributes['gen_ai.tool.call.id'], /^\d+$/);
+  assert.equal(reviewerSpawn.attributes['subagent_tree.child.name'], 'reviewer/checker');
+  assert.ok(!('gen_ai.tool.call.arguments' in leadSpawn.attributes), 'no content without recordContent');
   const [failed] = named('invoke_agent reviewer/checker');
   assert.deepEqual([failed.status.code, failed.attributes['gen_ai.response.finish_reasons'], failed.attributes['error.type']], [2, ['error'], 'turn_failed']);
   // Removed: nothing more is emitted.
@@ -137,6 +156,69 @@ test('a message from another member names its sender on the receiving turn', asy
   const [first] = exporter.getFinishedSpans().filter((s) => s.name === 'invoke_agent lead');
   const relayed = first.events.find((e) => e.attributes['subagent_tree.message.kind'] === 'agent-message');
   assert.equal(relayed?.attributes['subagent_tree.message.from'], 'helper', JSON.stringify(first.events.map((e) => e.attributes)));
+});
+
+test('recordContent: tool arguments and results, and message text; a refused call is an ERROR span', async () => {
+  const { exporter, tracer } = tracing();
+  const host = scriptedHost({
+    lead: [{ steps: [spawn('helper', 'Say hello to lead.'), { call: 'send_message', input: { agent: 'nobody', message: 'hi' } }, { waitForMessage: 'hello from helper' }], reply: 'Heard it.' }, 'Noted.'],
+    helper: [{ steps: [{ call: 'send_message', input: { agent: 'lead', message: 'hello from helper' } }], reply: 'Said it.' }],
+  });
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host });
+  instrument(runtime, { tracer, recordContent: true });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  await runtime.prompt(lead, 'lead', 'Start.');
+  await runtime.waitForQuiescence(lead);
+  const spans = exporter.getFinishedSpans();
+  const [spawned] = spans.filter((s) => s.name === 'execute_tool spawn_agent');
+  assert.deepEqual(JSON.parse(spawned.attributes['gen_ai.tool.call.arguments']), { name: 'helper', description: 'Task of helper', prompt: 'Say hello to lead.' });
+  assert.match(spawned.attributes['gen_ai.tool.call.result'], /^Started agent helper/);
+  const refused = spans.find((s) => s.name === 'execute_tool send_message' && s.status.code === 2);
+  assert.ok(refused, 'the refused send_message is an ERROR span');
+  assert.equal(refused.attributes['error.type'], 'tool_error');
+  assert.match(refused.attributes['gen_ai.tool.call.result'], /nobody/);
+  const [first] = spans.filter((s) => s.name === 'invoke_agent lead');
+  const relayed = first.events.find((e) => e.attributes['subagent_tree.message.kind'] === 'agent-message');
+  assert.match(relayed.attributes['subagent_tree.message.content'], /hello from helper/);
+});
+
+test('after a restart over FileStore, a new runtime\'s turns join the trace of the turns that created the members', async (t) => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'otel-restart-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  // Each run as its own process would: its own store, runtime and tracer provider.
+  const run = async (script, work) => {
+    const { exporter, tracer } = tracing();
+    const store = await FileStore.open(dir);
+    const runtime = new SubagentRuntime({ store, host: scriptedHost(script) });
+    instrument(runtime, { tracer });
+    const lead = await runtime.openRoot({ sessionId: 'root' });
+    await work(runtime, lead);
+    await runtime.waitForQuiescence(lead);
+    await runtime.closeRoot(lead);
+    await store.close();
+    return exporter.getFinishedSpans();
+  };
+  const first = await run({ lead: [{ steps: [spawn('reviewer', 'Review it.')], reply: 'Started.' }, 'Done.'], reviewer: ['Reviewed.'] }, (runtime, lead) => runtime.prompt(lead, 'lead', 'Go.'));
+  const second = await run({ lead: ['Again.'], reviewer: ['Reviewed again.'] }, async (runtime, lead) => {
+    const reviewer = await runtime.resolveName(lead, 'reviewer');
+    await runtime.sendMessage(lead, reviewer, 'Once more.');
+    await runtime.prompt(lead, 'lead', 'And again.');
+  });
+  const one = (spans, name) => {
+    const found = spans.filter((s) => s.name === name);
+    assert.ok(found.length > 0, `${name} in ${spans.map((s) => s.name)}`);
+    return found;
+  };
+  const [leadCreated] = one(first, 'create_agent lead');
+  const [reviewerCreated] = one(first, 'create_agent reviewer');
+  const traceId = leadCreated.spanContext().traceId;
+  assert.equal(new Set(first.map((s) => s.spanContext().traceId)).size, 1);
+  // Turns only (lead's answer, reviewer's, lead's again on its notice): no member is created again.
+  assert.deepEqual([...new Set(second.map((s) => s.name))].sort(), ['invoke_agent lead', 'invoke_agent reviewer']);
+  for (const span of second) assert.equal(span.spanContext().traceId, traceId, `${span.name} joins the first run's trace`);
+  const parentOf = (s) => s.parentSpanContext?.spanId ?? s.parentSpanId;
+  assert.equal(parentOf(one(second, 'invoke_agent reviewer')[0]), reviewerCreated.spanContext().spanId);
+  for (const turn of one(second, 'invoke_agent lead')) assert.equal(parentOf(turn), leadCreated.spanContext().spanId);
 });
 
 test('without a tracer nothing is emitted (not even to a global provider); a bad tracer is refused', async () => {

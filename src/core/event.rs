@@ -29,6 +29,10 @@ pub const SUBAGENT_USAGE: &str = "subagent/usage";
 /// clear it), kept in its tree root's log so one read at open finds every
 /// budget of the tree (see [`crate::core::budget`]).
 pub const BUDGET: &str = "subagent/budget";
+/// The member's trace context (`{ traceparent, tracestate? }`, W3C Trace
+/// Context): what a tracer parents the member's spans on, so its turns after a
+/// restart join the trace of the turn that created it (see [`crate::core::trace`]).
+pub const TRACE: &str = "trace/context";
 
 /// The payload key that marks a damaged event: one a store answered with data
 /// that does not read (a lone surrogate, a getter that throws), kept in place

@@ -20,6 +20,7 @@
 //! | [`delta`] | the parts a host streams while a turn runs (runtime feature) |
 //! | [`budget`] | what a subtree may spend, and the ledger that reserves and counts it per tree (runtime feature) |
 //! | [`turns`] | what a log says of its member's turns (one open, the last stop, the latest output) and the tree listing that carries it |
+//! | [`trace`] | a member's durable W3C trace context: its grammar and where its log keeps it |
 //! | [`usage`] | what a turn or run spends, its validation, and totals folded from logs (runtime feature) |
 
 #[cfg(feature = "runtime")]
@@ -42,6 +43,8 @@ pub mod result;
 pub mod schema;
 pub mod signal;
 pub mod store;
+#[cfg(feature = "runtime")]
+pub mod trace;
 pub mod turns;
 #[cfg(feature = "runtime")]
 pub mod usage;

@@ -371,6 +371,7 @@ impl Runtime {
             MessageSource::AgentMessage { sender_name, .. } => ("agent-message", Some(sender_name.clone())),
             MessageSource::SubagentSettled { sender_name, .. } => ("subagent-settled", Some(sender_name.clone())),
         };
+        let content = (written.is_ok() && self.listened()).then(|| message.content.clone());
         // A waking send resumes the parked FIFO. A message that no longer finds the
         // member live is durable in the log and is pending at the next resume.
         target.state.borrow_mut().write_ended(written.is_ok().then_some(message));
@@ -383,6 +384,7 @@ impl Runtime {
                 message_id: id.clone(),
                 kind,
                 from,
+                content,
             });
         }
         self.kick(target);
@@ -600,6 +602,7 @@ impl Runtime {
             log_unsure: Cell::new(false),
             child_names: RefCell::new(log.child_names),
             parent_link: RefCell::default(),
+            trace: RefCell::new(log.trace.clone()),
             // A later cold resume does not inherit the output schema.
             state: RefCell::new(Life::new(None)),
         });

@@ -174,6 +174,7 @@ struct LogSummary {
     exhausted: bool,
     budgets: crate::core::budget::Budgets,
     rerun_streak: u32,
+    trace: Option<crate::core::trace::TraceContext>,
 }
 
 impl LogSummary {
@@ -192,6 +193,7 @@ impl LogSummary {
             exhausted: log.exhausted,
             budgets: log.budgets.clone(),
             rerun_streak: log.rerun_streak,
+            trace: log.trace.clone(),
         }
     }
 
@@ -208,6 +210,7 @@ impl LogSummary {
             exhausted: self.exhausted,
             budgets: self.budgets.clone(),
             rerun_streak: self.rerun_streak,
+            trace: self.trace.clone(),
         }
     }
 
@@ -238,6 +241,9 @@ impl LogSummary {
         }
         crate::core::budget::fold(&mut self.budgets, own.iter().copied());
         self.rerun_streak = super::rerun_streak(self.rerun_streak, own.iter().copied());
+        if let Some(trace) = crate::core::trace::TraceContext::of_events(own.iter().copied(), self.inherited) {
+            self.trace = Some(trace);
+        }
         self.len += tail.len() as u64;
         if let Some(e) = tail.last() {
             self.last = Some(fingerprint(e));

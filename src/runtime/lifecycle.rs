@@ -765,6 +765,7 @@ pub(crate) fn turn_event(member: &Member, end: Option<&SubagentResult>) -> Runti
         output: end.map(SubagentResult::output_text).filter(|text| !text.is_empty()),
         parked: false,
         usage: end.and_then(|r| r.usage),
+        trace: if end.is_none() { member.trace.borrow().clone() } else { None },
     }
 }
 

@@ -7,6 +7,7 @@ use crate::core::exec::{AsyncLock, Deferred};
 use crate::core::hash::HashSet;
 use crate::core::result::SubagentResult;
 use crate::core::signal::Signal;
+use crate::core::trace::TraceContext;
 use crate::runtime::ports::Run;
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -85,6 +86,8 @@ pub(crate) struct Member {
     pub child_names: RefCell<HashSet<String>>,
     /// The resident creator whose `live_children` counts this member.
     pub parent_link: RefCell<Option<Weak<Member>>>,
+    /// Its trace context, as its log keeps it (see [`crate::core::trace`]).
+    pub trace: RefCell<Option<TraceContext>>,
     pub state: RefCell<Life>,
 }
 

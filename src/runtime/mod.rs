@@ -74,6 +74,7 @@ use crate::core::listing::{self, Row};
 use crate::core::name::LEAD;
 use crate::core::signal::Signal;
 use crate::core::store::{ReadQuery, Store};
+use crate::core::trace::TraceContext;
 use crate::core::usage::{self, Rollup, Totals};
 use crate::runtime::ports::{AgentHost, Clock, IdKind, IdSource, Provider};
 use machine::Tree;
@@ -155,6 +156,8 @@ pub enum RuntimeEvent {
         message_id: String,
         kind: &'static str,
         from: Option<String>,
+        /// The message's content, when something listens (a copy: bounded by `messageBytes`).
+        content: Option<Value>,
     },
     /// A member's turn started (`stop_reason` is `None`) or ended; `output` is
     /// the ended turn's final text (the `output` its `turn/end` records), if any.
@@ -168,9 +171,32 @@ pub enum RuntimeEvent {
         parked: bool,
         /// On end: what the turn reported spending.
         usage: Option<crate::core::usage::Usage>,
+        /// On start: the member's trace context, as its log keeps it.
+        trace: Option<TraceContext>,
     },
     /// A part a running turn streamed (`turn_id` names the turn). Never stored.
     Delta { root_id: String, session_id: String, name: String, turn_id: u64, part: Part },
+    /// A member's model-facing tool call began (`end` is `None`, `input` its
+    /// arguments) or ended. `call_id` pairs the two, and a child the call
+    /// started names it in its `subagent/start` (tracers hang the child there).
+    Tool {
+        root_id: String,
+        session_id: String,
+        name: String,
+        call_id: u64,
+        tool: String,
+        input: Option<Value>,
+        end: Option<ToolEnd>,
+    },
+}
+
+/// How a tool call ended: its result's text, and the child a delegation started.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolEnd {
+    pub is_error: bool,
+    pub content: String,
+    /// A delegation's new child: its Session id and full name.
+    pub child: Option<(String, String)>,
 }
 
 /// A registered provider in an event; equal only to the same registration.
@@ -207,7 +233,32 @@ pub struct RunInfo {
     /// Its own budget as the event happened (set and remaining), where it has
     /// one: a view shows a new member's budget without reading its tree's log.
     pub budget: Option<BudgetState>,
+    /// On a first start by a delegation tool: that call's `call_id`.
+    pub tool_call: Option<u64>,
+    /// Its trace context, as its log keeps it.
+    pub trace: Option<TraceContext>,
 }
+
+/// What the runtime asks a [`TraceSource`] for a member it creates (a child's
+/// log, or a root whose log keeps no trace context yet).
+#[derive(Debug)]
+pub struct TraceRequest<'a> {
+    pub session_id: &'a str,
+    pub root_id: &'a str,
+    /// The creator (`None` for a root).
+    pub parent_id: Option<&'a str>,
+    /// Its full name.
+    pub name: &'a str,
+    /// Its label and provider (empty for a root).
+    pub label: &'a str,
+    pub provider: &'a str,
+    /// The delegation tool call that creates it, if one does.
+    pub tool_call: Option<u64>,
+}
+
+/// Gives a member being created its trace context (a tracer's span for its
+/// creation), kept in its log; `None` keeps none.
+pub type TraceSource = Rc<dyn Fn(&TraceRequest) -> Option<TraceContext>>;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunEndInfo {
@@ -331,6 +382,8 @@ pub(crate) struct Inner {
     pub next_token: Cell<u64>,
     /// What a resume needs, kept (`kept.rs`).
     pub kept: RefCell<kept::Kept>,
+    /// Where new members get their trace context ([`Runtime::set_trace_source`]).
+    pub trace_source: RefCell<Option<TraceSource>>,
 }
 
 impl Drop for Inner {
@@ -428,6 +481,7 @@ impl Runtime {
             flush_listeners: RefCell::default(),
             next_token: Cell::new(1),
             kept: RefCell::default(),
+            trace_source: RefCell::default(),
         }));
         if builtin {
             let store = runtime.0.store.clone();
@@ -445,6 +499,20 @@ impl Runtime {
 
     pub fn store(&self) -> Rc<dyn Store> {
         self.0.store.clone()
+    }
+
+    /// Sets (or with `None` clears) where members created from now on get
+    /// their trace context: a tracer's adapter parents their spans on it, and
+    /// it is kept in their logs so a later runtime joins the same trace.
+    pub fn set_trace_source(&self, source: Option<TraceSource>) {
+        *self.0.trace_source.borrow_mut() = source;
+    }
+
+    /// What the trace source gives a member being created (out of any borrow:
+    /// the source may call back into the runtime).
+    pub(crate) fn trace_for(&self, request: &TraceRequest) -> Option<TraceContext> {
+        let source = self.0.trace_source.borrow().clone()?;
+        source(request)
     }
 
     /// Appends one event to a live member's log (in order with the runtime's own writes).
@@ -522,6 +590,11 @@ impl Runtime {
     }
 
     /// Calls listeners on a snapshot, with no runtime borrow held.
+    /// Whether anything listens: an event that costs a copy is not built for nobody.
+    pub(crate) fn listened(&self) -> bool {
+        !self.0.listeners.borrow().is_empty()
+    }
+
     pub(crate) fn emit(&self, event: RuntimeEvent) {
         let root = match &event {
             RuntimeEvent::Start(i) => Some(i.root_session_id.as_str()),
@@ -529,7 +602,8 @@ impl Runtime {
             RuntimeEvent::Catalog { root_id, .. }
             | RuntimeEvent::Message { root_id, .. }
             | RuntimeEvent::Turn { root_id, .. }
-            | RuntimeEvent::Delta { root_id, .. } => Some(root_id.as_str()),
+            | RuntimeEvent::Delta { root_id, .. }
+            | RuntimeEvent::Tool { root_id, .. } => Some(root_id.as_str()),
             _ => None,
         };
         let listeners: Vec<Listener> = self
@@ -650,11 +724,27 @@ impl Runtime {
             log_unsure: Cell::new(false),
             child_names: RefCell::new(log.child_names),
             parent_link: RefCell::default(),
+            trace: RefCell::new(log.trace.clone()),
             state: RefCell::new(machine::Life::new(None)),
         });
         if let Some(b) = changed {
             let payload = crate::core::budget::event_payload(&id, Some(&b));
             self.append(&member, vec![(event::BUDGET.to_owned(), payload)]).await?;
+        }
+        if member.trace.borrow().is_none() {
+            let request = TraceRequest {
+                session_id: &id,
+                root_id: &id,
+                parent_id: None,
+                name: LEAD,
+                label: "",
+                provider: "",
+                tool_call: None,
+            };
+            if let Some(trace) = self.trace_for(&request) {
+                self.append(&member, vec![(event::TRACE.to_owned(), trace.to_payload())]).await?;
+                *member.trace.borrow_mut() = Some(trace);
+            }
         }
         // Input accepted before a restart and never consumed is still the root's:
         // it waits, parked as after an interrupt, and the next message to the
@@ -1283,6 +1373,8 @@ pub(crate) struct LoadedLog {
     pub budgets: crate::core::budget::Budgets,
     /// How many turns in a row ended as lost and kept their input to run again.
     pub rerun_streak: u32,
+    /// The trace context the log keeps (see [`crate::core::trace`]).
+    pub trace: Option<TraceContext>,
 }
 
 impl LoadedLog {
@@ -1334,6 +1426,7 @@ impl LoadedLog {
                 budgets
             },
             rerun_streak: rerun_streak(0, events.iter().filter(|e| e.seq >= inherited)),
+            trace: TraceContext::of_events(events.iter(), inherited),
         })
     }
 }

@@ -16,7 +16,7 @@
 //! startup fails; there is no second write and no rollback.
 
 use super::member::{self, Delivery, InboxMessage, Kind, Member, MessageSource, Scheduling, Settlement};
-use super::{Agent, RunInfo, Runtime, RuntimeEvent};
+use super::{Agent, RunInfo, Runtime, RuntimeEvent, TraceRequest};
 use crate::core::catalog::{CatalogEntry, Mode};
 use crate::core::error::{Quoted, Result, SubagentError};
 use crate::core::event::{self, SessionEvent};
@@ -27,6 +27,7 @@ use crate::core::result::{normalize_content, SubagentResult};
 use crate::core::schema::OutputSchema;
 use crate::core::signal::Signal;
 use crate::core::store::ReadQuery;
+use crate::core::trace::TraceContext;
 use crate::core::usage::{Rollup, Totals};
 use crate::runtime::ports::{ContinuableCreateRequest, IdKind, Provider, Run, StartRequest};
 use std::cell::{Cell, RefCell};
@@ -58,6 +59,8 @@ pub struct ActivationSpec {
     /// What the child's subtree may spend (local children only), clamped to
     /// what its creators' budgets have left.
     pub budget: Option<crate::core::budget::Budget>,
+    /// The delegation tool call making this start, named in its `subagent/start`.
+    pub tool_call: Option<u64>,
 }
 
 impl ActivationSpec {
@@ -77,6 +80,7 @@ impl ActivationSpec {
             output_schema: None,
             max_depth: None,
             budget: None,
+            tool_call: None,
         }
     }
 
@@ -165,6 +169,7 @@ struct Placement<'a> {
     full_name: &'a str,
     path: Option<String>,
     next_seq: u64,
+    trace: Option<TraceContext>,
 }
 
 /// What admission decided and reserved.
@@ -514,6 +519,19 @@ impl Runtime {
         let mut events = seed;
         events.push(SessionEvent::new(inherited, event::SESSION_START, start));
         events.push(SessionEvent::new(inherited + 1, event::MESSAGE, super::deliver::message_payload(&first)));
+        // Written with the log it belongs to: a member never exists without its trace.
+        let trace = self.trace_for(&TraceRequest {
+            session_id: &child_id,
+            root_id: &admission.parent.root_id,
+            parent_id: Some(&admission.parent.id),
+            name: &full_name,
+            label: &spec.label,
+            provider: &spec.provider,
+            tool_call: spec.tool_call,
+        });
+        if let Some(t) = &trace {
+            events.push(SessionEvent::new(inherited + 2, event::TRACE, t.to_payload()));
+        }
         let log_len = events.len() as u64;
         // Until publication the caller's cancellation owns the start, even while the store
         // writes: a log that lands after an abort has no catalog fact, so it is never listed.
@@ -541,10 +559,13 @@ impl Runtime {
         self.publish(admission, &entry).await?;
 
         let settlement = Settlement::new(spec.delivery);
-        let place = Placement { id: &child_id, full_name: &full_name, path, next_seq: log_len };
+        let place = Placement { id: &child_id, full_name: &full_name, path, next_seq: log_len, trace };
         let member = self.make_resident(spec, admission, place, Kind::Local, &settlement, admission.schema.clone());
         member.state.borrow_mut().adopt([first], false);
-        self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::Continuable)));
+        self.emit(RuntimeEvent::Start(RunInfo {
+            tool_call: spec.tool_call,
+            ..self.run_info(&member, Mode::Continuable)
+        }));
         self.emit(RuntimeEvent::Message {
             root_id: member.root_id.clone(),
             session_id: child_id.clone(),
@@ -552,6 +573,7 @@ impl Runtime {
             message_id: message_id.clone(),
             kind: "user",
             from: None,
+            content: self.listened().then(|| admission.prompt.clone()),
         });
         self.kick(&member);
         Ok(Activation {
@@ -633,14 +655,14 @@ impl Runtime {
 
         let settlement = Settlement::new(spec.delivery);
         let kind = Kind::External { run: run.clone(), signal: run_signal, result: Deferred::new() };
-        let place = Placement { id: &id, full_name: &full_name, path, next_seq: 0 };
+        let place = Placement { id: &id, full_name: &full_name, path, next_seq: 0, trace: None };
         let member = self.make_resident(spec, admission, place, kind, &settlement, None);
         // Caller delivery keeps no catalog entry, so its name is not committed.
         if spec.delivery == Delivery::Caller {
             admission.parent.child_names.borrow_mut().remove(admission.name.as_str());
             self.reset_default_floor(&admission.parent.id);
         }
-        self.emit(RuntimeEvent::Start(self.run_info(&member, Mode::External)));
+        self.emit(RuntimeEvent::Start(RunInfo { tool_call: spec.tool_call, ..self.run_info(&member, Mode::External) }));
         self.watch_run(&member);
         Ok(Activation {
             child_id: id,
@@ -724,6 +746,7 @@ impl Runtime {
             log_unsure: Cell::new(false),
             child_names: RefCell::default(),
             parent_link: RefCell::new(Some(Rc::downgrade(parent))),
+            trace: RefCell::new(place.trace),
             state: RefCell::new(super::machine::Life::new(schema)),
         });
         self.0.state.borrow_mut().insert_member(member.clone());
@@ -741,6 +764,8 @@ impl Runtime {
             label: member.label.clone(),
             mode,
             budget: self.own_budget(member),
+            tool_call: None,
+            trace: member.trace.borrow().clone(),
         }
     }
 

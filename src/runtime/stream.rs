@@ -27,6 +27,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "subagent/message",
     "subagent/turn",
     "subagent/delta",
+    "subagent/tool",
     "subagent/provider-added",
     "subagent/provider-removed",
 ];
@@ -40,6 +41,7 @@ pub fn event_type(event: &RuntimeEvent) -> &'static str {
         RuntimeEvent::Message { .. } => "subagent/message",
         RuntimeEvent::Turn { .. } => "subagent/turn",
         RuntimeEvent::Delta { .. } => "subagent/delta",
+        RuntimeEvent::Tool { .. } => "subagent/tool",
         RuntimeEvent::ProviderAdded(_) => "subagent/provider-added",
         RuntimeEvent::ProviderRemoved(_) => "subagent/provider-removed",
     }
@@ -52,7 +54,8 @@ fn member_of(event: &RuntimeEvent) -> Option<&str> {
         RuntimeEvent::End(e) => Some(&e.info.id),
         RuntimeEvent::Message { session_id, .. }
         | RuntimeEvent::Turn { session_id, .. }
-        | RuntimeEvent::Delta { session_id, .. } => Some(session_id),
+        | RuntimeEvent::Delta { session_id, .. }
+        | RuntimeEvent::Tool { session_id, .. } => Some(session_id),
         _ => None,
     }
 }
@@ -229,6 +232,7 @@ mod tests {
             output: None,
             parked: false,
             usage: None,
+            trace: None,
         }
     }
 

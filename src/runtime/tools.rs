@@ -15,7 +15,7 @@ use crate::core::signal::Signal;
 use crate::core::store::ReadQuery;
 use crate::runtime::ports::Provider;
 use crate::runtime::team::{self, TaskChange};
-use crate::runtime::{ActivationSpec, Agent, Delivery, InterruptAuthority, LiveRow, Runtime};
+use crate::runtime::{ActivationSpec, Agent, Delivery, InterruptAuthority, LiveRow, Runtime, RuntimeEvent, ToolEnd};
 use std::rc::Rc;
 
 /// A tool as handed to a model.
@@ -136,6 +136,38 @@ impl Toolset {
     /// signalled, so a turn stopped mid-call does not leave a start or a
     /// message of it going on.
     pub async fn call(&self, tool: &str, input: &Value, signal: &Signal) -> ToolResult {
+        let call_id = self.runtime.token();
+        self.emit_call(call_id, tool, Some(input), None);
+        let result = self.run_call(call_id, tool, input, signal).await;
+        if self.runtime.listened() {
+            let child = (self.delegates.iter().any(|(n, _)| n == tool) && !result.is_error)
+                .then_some(result.structured.as_ref())
+                .flatten()
+                .and_then(|s| Some((s.get("subagentId")?.as_str()?.to_owned(), s.get("name")?.as_str()?.to_owned())));
+            let end = ToolEnd { is_error: result.is_error, content: result.content.clone(), child };
+            self.emit_call(call_id, tool, None, Some(end));
+        }
+        result
+    }
+
+    /// A `subagent/tool` event of this member's call (built only for listeners: it copies the input).
+    fn emit_call(&self, call_id: u64, tool: &str, input: Option<&Value>, end: Option<ToolEnd>) {
+        if !self.runtime.listened() {
+            return;
+        }
+        let member = &self.agent.0;
+        self.runtime.emit(RuntimeEvent::Tool {
+            root_id: member.root_id.clone(),
+            session_id: member.id.clone(),
+            name: member.full_name.clone(),
+            call_id,
+            tool: tool.to_owned(),
+            input: input.cloned(),
+            end,
+        });
+    }
+
+    async fn run_call(&self, call_id: u64, tool: &str, input: &Value, signal: &Signal) -> ToolResult {
         if !self.specs.iter().any(|s| s.name == tool) {
             return ToolResult::error(format!("there is no tool named {}", quote(tool)));
         }
@@ -164,14 +196,20 @@ impl Toolset {
             TASK_LIST => self.task_list(input, signal).await,
             TASK_UPDATE => self.task_update(input, signal).await,
             other => match self.delegates.iter().find(|(n, _)| n == other) {
-                Some((_, provider)) => self.delegate(provider.clone(), input, signal).await,
+                Some((_, provider)) => self.delegate(provider.clone(), call_id, input, signal).await,
                 None => Err(crate::err!(InvalidArgument, "there is no tool named {}", quote(other))),
             },
         };
         outcome.unwrap_or_else(|e| ToolResult::error(explain(&e)))
     }
 
-    async fn delegate(&self, provider: Rc<dyn Provider>, input: &Value, signal: &Signal) -> Result<ToolResult> {
+    async fn delegate(
+        &self,
+        provider: Rc<dyn Provider>,
+        call_id: u64,
+        input: &Value,
+        signal: &Signal,
+    ) -> Result<ToolResult> {
         let label = required_text(input, "description")?;
         let prompt = required_text(input, "prompt")?;
         let mut spec = ActivationSpec::new(&provider.name(), &self.agent, &label, &prompt);
@@ -179,6 +217,7 @@ impl Toolset {
         spec.cwd = optional_text(input, "cwd")?;
         spec.signal = signal.clone();
         spec.delivery = Delivery::Parent;
+        spec.tool_call = Some(call_id);
         if let Some(model) = optional_text(input, "model")? {
             spec.agent_options = Some(Value::object([("model", Some(Value::from(model)))]));
         }

@@ -508,3 +508,32 @@ pub fn flush_listener(f: Function) -> crate::runtime::FlushListener {
         })
     })
 }
+
+/// A trace context source: a JS function `(member) => { traceparent,
+/// tracestate? } | undefined`. One that throws or answers something that is
+/// not a W3C trace context gives the member none: tracing never stops a start.
+pub fn trace_source(f: Function) -> crate::runtime::TraceSource {
+    Rc::new(move |request: &crate::runtime::TraceRequest| {
+        let obj = Object::new();
+        set(&obj, "sessionId", &JsValue::from_str(request.session_id));
+        set(&obj, "rootSessionId", &JsValue::from_str(request.root_id));
+        if let Some(parent) = request.parent_id {
+            set(&obj, "parentSessionId", &JsValue::from_str(parent));
+        }
+        set(&obj, "name", &JsValue::from_str(request.name));
+        if request.parent_id.is_some() {
+            set(&obj, "label", &JsValue::from_str(request.label));
+            set(&obj, "provider", &JsValue::from_str(request.provider));
+        }
+        if let Some(call) = request.tool_call {
+            set(&obj, "toolCallId", &JsValue::from_f64(call as f64));
+        }
+        let answer = f.call1(&JsValue::UNDEFINED, &obj).ok()?;
+        let text = |key: &str| js_sys::Reflect::get(&answer, &JsValue::from_str(key)).ok().and_then(|v| v.as_string());
+        if !answer.is_object() {
+            return None;
+        }
+        let state = text("tracestate");
+        crate::core::trace::TraceContext::new(&text("traceparent")?, state.as_deref()).ok()
+    })
+}

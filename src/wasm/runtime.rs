@@ -759,14 +759,34 @@ impl JsRuntime {
         let token = self.rt.subscribe(
             root,
             Rc::new(move |event: &RuntimeEvent| {
-                let (t, payload) = event_to_js(event);
-                if t == kind {
+                // Converted only for the listeners of its type.
+                if crate::runtime::stream::event_type(event) == kind {
+                    let (_, payload) = event_to_js(event);
                     // A throwing listener must not break the runtime.
                     let _ = listener.call1(&JsValue::UNDEFINED, &payload);
                 }
             }),
         );
         Ok(make_disposer("unsubscribe", self.id, token as f64))
+    }
+
+    /// Where members created from now on get their trace context (a tracing
+    /// adapter such as `subagent-tree/otel` sets it): called with the member
+    /// being created, its answer is kept in the member's log; `null` removes it.
+    #[wasm_bindgen(js_name = setTraceContextSource)]
+    pub fn set_trace_context_source(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TraceContextSource | null")] source: JsValue,
+    ) -> JsResult<()> {
+        if source.is_null() || source.is_undefined() {
+            self.rt.set_trace_source(None);
+            return Ok(());
+        }
+        let f: Function = source.dyn_into().map_err(|v| {
+            to_js(invalid(format!("a trace context source must be a function or null, not {}", describe(&v))))
+        })?;
+        self.rt.set_trace_source(Some(super::ports::trace_source(f)));
+        Ok(())
     }
 
     /// The durability barrier: `true` when at least one listener took part.

@@ -85,6 +85,12 @@ fn event_value(event: &RuntimeEvent) -> JsValue {
         if let Some(budget) = &i.budget {
             set(&obj, "budget", &value_to_js(&budget.to_value()));
         }
+        if let Some(call) = i.tool_call {
+            set(&obj, "toolCallId", &JsValue::from_f64(call as f64));
+        }
+        if let Some(trace) = &i.trace {
+            set(&obj, "trace", &value_to_js(&trace.to_payload()));
+        }
         obj
     };
     match event {
@@ -104,7 +110,7 @@ fn event_value(event: &RuntimeEvent) -> JsValue {
             set(&obj, "entry", &super::convert::entry_to_js(entry));
             obj.into()
         }
-        RuntimeEvent::Message { root_id, session_id, name, message_id, kind, from } => {
+        RuntimeEvent::Message { root_id, session_id, name, message_id, kind, from, content } => {
             let obj = Object::new();
             set(&obj, "rootSessionId", &JsValue::from_str(root_id));
             set(&obj, "sessionId", &JsValue::from_str(session_id));
@@ -114,9 +120,12 @@ fn event_value(event: &RuntimeEvent) -> JsValue {
             if let Some(from) = from {
                 set(&obj, "from", &JsValue::from_str(from));
             }
+            if let Some(content) = content {
+                set(&obj, "content", &value_to_js(content));
+            }
             obj.into()
         }
-        RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output, parked, usage } => {
+        RuntimeEvent::Turn { root_id, session_id, name, stop_reason, output, parked, usage, trace } => {
             let obj = Object::new();
             set(&obj, "rootSessionId", &JsValue::from_str(root_id));
             set(&obj, "sessionId", &JsValue::from_str(session_id));
@@ -134,6 +143,9 @@ fn event_value(event: &RuntimeEvent) -> JsValue {
             if let Some(usage) = usage {
                 set(&obj, "usage", &value_to_js(&usage.to_value()));
             }
+            if let Some(trace) = trace {
+                set(&obj, "trace", &value_to_js(&trace.to_payload()));
+            }
             obj.into()
         }
         RuntimeEvent::Delta { root_id, session_id, name, turn_id, part } => {
@@ -143,6 +155,27 @@ fn event_value(event: &RuntimeEvent) -> JsValue {
             set(&obj, "name", &JsValue::from_str(name));
             set(&obj, "turnId", &JsValue::from_f64(*turn_id as f64));
             set(&obj, "part", &value_to_js(&part.to_value()));
+            obj.into()
+        }
+        RuntimeEvent::Tool { root_id, session_id, name, call_id, tool, input, end } => {
+            let obj = Object::new();
+            set(&obj, "rootSessionId", &JsValue::from_str(root_id));
+            set(&obj, "sessionId", &JsValue::from_str(session_id));
+            set(&obj, "name", &JsValue::from_str(name));
+            set(&obj, "callId", &JsValue::from_f64(*call_id as f64));
+            set(&obj, "tool", &JsValue::from_str(tool));
+            set(&obj, "phase", &JsValue::from_str(if end.is_some() { "end" } else { "start" }));
+            if let Some(input) = input {
+                set(&obj, "input", &value_to_js(input));
+            }
+            if let Some(end) = end {
+                set(&obj, "isError", &JsValue::from_bool(end.is_error));
+                set(&obj, "output", &JsValue::from_str(&end.content));
+                if let Some((id, child_name)) = &end.child {
+                    set(&obj, "childId", &JsValue::from_str(id));
+                    set(&obj, "childName", &JsValue::from_str(child_name));
+                }
+            }
             obj.into()
         }
         RuntimeEvent::ProviderAdded(provider) => provider_to_js(&provider.0),

@@ -466,6 +466,10 @@ export interface SubagentStartEvent {
   mode: CatalogMode;
   /** Its own budget as the event happened (set and remaining), where it has one. */
   budget?: BudgetState;
+  /** On a first start made by a delegation tool: that call's `callId` (its `subagent/tool` events). */
+  toolCallId?: number;
+  /** Its trace context, as its log keeps it (see `setTraceContextSource`). */
+  trace?: TraceContext;
 }
 
 /** `subagent/end`: a child's run settled and left residency. */
@@ -492,6 +496,8 @@ export interface SubagentMessageEvent {
   kind: 'user' | 'agent-message' | 'subagent-settled';
   /** The sender's full name, for an agent's message or a settlement notice (absent from a user or host). */
   from?: string;
+  /** The message's content as accepted (present whenever a listener is registered). */
+  content?: ContentBlock[];
 }
 
 /** `subagent/turn`: a member's turn started or ended (the root's too). */
@@ -508,7 +514,41 @@ export interface SubagentTurnEvent {
   parked?: boolean;
   /** On `end`: what the turn reported spending. */
   usage?: Usage;
+  /** On `start`: the member's trace context, as its log keeps it (see `setTraceContextSource`). */
+  trace?: TraceContext;
 }
+
+/** A W3C Trace Context: what a tracer parents a member's spans on. */
+export interface TraceContext {
+  /** A version-00 `traceparent` header: `00-<32 hex>-<16 hex>-<2 hex>`. */
+  traceparent: string;
+  /** At most 512 bytes of printable ASCII. */
+  tracestate?: string;
+}
+
+/** The member being created, as a `TraceContextSource` is asked for it. */
+export interface TraceContextRequest {
+  sessionId: string;
+  rootSessionId: string;
+  /** Its creator (absent for a root). */
+  parentSessionId?: string;
+  /** Its full name. */
+  name: string;
+  /** A child's label and provider (absent for a root). */
+  label?: string;
+  provider?: string;
+  /** The delegation tool call creating it, if one does (its `subagent/tool` events' `callId`). */
+  toolCallId?: number;
+}
+
+/**
+ * Gives a member being created (a child, or a root whose log keeps none yet)
+ * its trace context, kept in its log as a `trace/context` event: turns of the
+ * member resumed by any later runtime carry it on `subagent/turn`, so their
+ * spans join the trace that created it. An answer that is not a valid
+ * context (or a throw) keeps none; tracing never stops a start.
+ */
+export type TraceContextSource = (member: TraceContextRequest) => TraceContext | undefined | void;
 
 /** A streamed part: assistant or reasoning text as it arrives, at most 64 KiB of UTF-8 each. */
 export interface DeltaPart {
@@ -527,6 +567,33 @@ export interface SubagentDeltaEvent {
   part: DeltaPart;
 }
 
+/**
+ * `subagent/tool`: a member's model-facing tool call began (`start`, with its
+ * arguments) or ended (`end`, with its result's text). A delegation that
+ * started a child names it on `end`, and the child's `subagent/start` carries
+ * this `callId` as `toolCallId`.
+ */
+export interface SubagentToolEvent {
+  rootSessionId: string;
+  /** The caller's Session id. */
+  sessionId: string;
+  /** The caller's full name. */
+  name: string;
+  /** Pairs a call's `start` and `end` (unique within the runtime). */
+  callId: number;
+  tool: string;
+  phase: 'start' | 'end';
+  /** On `start`: the arguments as the model gave them. */
+  input?: JsonValue;
+  /** On `end`: whether the result is a refusal or failure. */
+  isError?: boolean;
+  /** On `end`: the result's model-ready text. */
+  output?: string;
+  /** On `end` of a delegation that started a child: its Session id and full name. */
+  childId?: string;
+  childName?: string;
+}
+
 /** What each `on(type)` listener receives: `provider-added` the registered provider, `provider-removed` its name. */
 export interface RuntimeEventMap {
   'subagent/start': SubagentStartEvent;
@@ -535,6 +602,7 @@ export interface RuntimeEventMap {
   'subagent/message': SubagentMessageEvent;
   'subagent/turn': SubagentTurnEvent;
   'subagent/delta': SubagentDeltaEvent;
+  'subagent/tool': SubagentToolEvent;
   'subagent/provider-added': SubagentProvider;
   'subagent/provider-removed': string;
 }
