@@ -16,10 +16,17 @@
 //   GET  /trees/:id/events             server-sent events: subagent/start, subagent/end, subagent/catalog
 //   POST /trees/:id/mcp                the tree as an MCP server (Streamable HTTP, stateless, JSON
 //                                      responses): lead's tree tools and the subagent-tree://tree resource
+// Tracing: with OTEL_EXPORTER_OTLP_ENDPOINT set, every tree's work is exported
+// as OpenTelemetry GenAI spans (subagent-tree/otel) over OTLP/HTTP JSON with
+// fetch, one trace per tree across restarts of its Durable Object.
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { SubagentRuntime, SubagentError, validateName } from 'subagent-tree';
 import { DurableObjectStore } from 'subagent-tree/durable-object-store';
 import { mcpServer } from 'subagent-tree/mcp';
+import { instrument } from 'subagent-tree/otel';
 import { OpenAIHost } from 'subagent-tree/openai-host';
 
 const STREAMED = ['subagent/start', 'subagent/end', 'subagent/catalog'];
@@ -219,6 +226,29 @@ export function scriptedHost() {
 /** How soon the recovery alarm fires while turns run (an evicted object restarts then). */
 const ALARM_MS = 5_000;
 
+/**
+ * The tracer of an object whose env names an OTLP endpoint (the standard
+ * variables: OTEL_EXPORTER_OTLP_ENDPOINT, its /v1/traces; OTEL_EXPORTER_OTLP_HEADERS
+ * as `key=value,...`, values URL-encoded; OTEL_SERVICE_NAME), or null. Each
+ * span is exported as it ends (SimpleSpanProcessor), so an evicted object
+ * leaves nothing unsent in memory; the exporter posts with fetch.
+ */
+export function otlpTracing(env) {
+  const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!endpoint) return null;
+  const headers = {};
+  for (const pair of (env.OTEL_EXPORTER_OTLP_HEADERS ?? '').split(',')) {
+    const at = pair.indexOf('=');
+    if (at > 0) headers[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  const exporter = new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces`, headers });
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'subagent-tree-edge' }),
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
+  return { provider, tracer: provider.getTracer('subagent-tree-edge-worker') };
+}
+
 function intEnv(value, fallback) {
   const n = Number.parseInt(value ?? '', 10);
   return Number.isSafeInteger(n) && n > 0 ? n : fallback;
@@ -236,6 +266,7 @@ export class TreeDO {
     this.live = null; // Promise<{ runtime, root }>
     this.queue = Promise.resolve();
     this.running = new Set(); // members whose turn is running now
+    this.tracing = otlpTracing(env);
   }
 
   /** Sets the recovery alarm unless one is pending. */
@@ -267,6 +298,9 @@ export class TreeDO {
       return await this.handle(request);
     } catch (e) {
       return errorResponse(e);
+    } finally {
+      // Spans of this request still being posted finish after its response.
+      if (this.tracing) this.state.waitUntil?.(this.tracing.provider.forceFlush());
     }
   }
 
@@ -292,6 +326,8 @@ export class TreeDO {
       // The runtime's own limits back the worker's (model-made children included).
       const limits = { labelBytes: 2 * LIMITS.labelBytes, promptBytes: 2 * LIMITS.promptBytes, messageBytes: 2 * LIMITS.messageBytes };
       const runtime = new SubagentRuntime({ store: this.store, host, maxDepth: this.maxDepth, capacity: this.capacity, recovery, limits });
+      // Before the root opens: a new root's trace context is written with it.
+      if (this.tracing) instrument(runtime, { tracer: this.tracing.tracer, recordContent: env.OTEL_RECORD_CONTENT === 'true' });
       // While any turn runs, an alarm is set: an object evicted mid-turn is
       // started again by it, and opening the root records (or reruns) the lost turn.
       runtime.on('subagent/turn', (e) => {

@@ -55,9 +55,8 @@ export async function bundledWorker(source) {
     bundle: true,
     format: 'esm',
     target: 'es2022',
-    platform: 'neutral',
+    platform: 'browser',
     conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['module', 'main'],
     loader: { '.wasm': 'copy' },
     nodePaths: [path.join(root, 'node_modules')],
     outdir: out,
@@ -219,4 +218,58 @@ export async function until(fn, what, ms = 5000, every = 20) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, every));
   }
+}
+
+/**
+ * A mock OTLP/HTTP collector on 127.0.0.1 (random port) that takes OTLP JSON
+ * trace exports: `spans` (flattened, each with its resource's attributes),
+ * `requests` (url and headers), and `waitFor(test, what)`, which resolves
+ * once `test(spans)` holds after an export arrived (no polling).
+ */
+export async function mockCollector() {
+  const spans = [];
+  const requests = [];
+  const waiters = new Set();
+  const plain = (attrs = []) => Object.fromEntries(attrs.map((a) => [a.key, Object.values(a.value ?? {})[0]]));
+  const server = http.createServer(async (req, res) => {
+    let text = '';
+    for await (const chunk of req) text += chunk;
+    requests.push({ url: req.url, headers: req.headers });
+    for (const rs of JSON.parse(text).resourceSpans ?? []) {
+      for (const ss of rs.scopeSpans ?? []) {
+        for (const s of ss.spans ?? []) spans.push({ ...s, attributes: plain(s.attributes), resource: plain(rs.resource?.attributes) });
+      }
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{}');
+    for (const w of [...waiters]) if (w.test(spans)) (waiters.delete(w), w.resolve(spans));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    spans,
+    requests,
+    waitFor(test, what, ms = 10000) {
+      if (test(spans)) return Promise.resolve(spans);
+      return new Promise((resolve, reject) => {
+        const w = { test, resolve };
+        waiters.add(w);
+        setTimeout(() => waiters.delete(w) && reject(new Error(`timed out waiting for ${what}: got ${spans.map((s) => s.name).join(', ')}`)), ms).unref();
+      });
+    },
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/** OTLP spans as an indented tree of names (children in start order; `[ERROR]` on status code 2). */
+export function otlpSpanTree(spans) {
+  const ids = new Set(spans.map((s) => s.spanId));
+  const byStart = (a, b) => (BigInt(a.startTimeUnixNano) < BigInt(b.startTimeUnixNano) ? -1 : BigInt(a.startTimeUnixNano) > BigInt(b.startTimeUnixNano) ? 1 : 0);
+  const lines = [];
+  const walk = (s, depth) => {
+    lines.push(`${'  '.repeat(depth)}${s.name}${s.status?.code === 2 ? ' [ERROR]' : ''}`);
+    for (const c of spans.filter((x) => x.parentSpanId === s.spanId).sort(byStart)) walk(c, depth + 1);
+  };
+  for (const root of spans.filter((s) => !ids.has(s.parentSpanId)).sort(byStart)) walk(root, 0);
+  return lines.join('\n');
 }

@@ -3,7 +3,7 @@
 // tree over HTTP, a restart over the same storage, a cold member resumed by a
 // message, an interrupt, coded errors that write nothing, and the SSE stream;
 // then the same worker driving the OpenAI-compatible host against a mock
-// model server on 127.0.0.1.
+// model server on 127.0.0.1, and exporting its spans to a mock OTLP collector.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -11,7 +11,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Miniflare } from 'miniflare';
-import { bundledWorker, repo, mockOpenAI, toolCall, say, agentOf, readSSE, until } from './edge-helpers.mjs';
+import { bundledWorker, repo, mockOpenAI, mockCollector, otlpSpanTree, toolCall, say, agentOf, readSSE, until } from './edge-helpers.mjs';
 
 const workerSource = await readFile(path.join(repo, 'examples', 'edge-worker', 'worker.js'), 'utf8');
 // Bundled as wrangler bundles it: the worker imports the MCP SDK too.
@@ -418,6 +418,84 @@ test('the example worker runs the OpenAI-compatible host against a mock model on
   } finally {
     await mf.dispose();
     await mock.close();
+    await rm(persist, { recursive: true, force: true });
+  }
+});
+
+test('the example worker exports a three-level tree\'s spans over OTLP with fetch, one trace across a restart of its Durable Object', async () => {
+  const usage = { prompt_tokens: 50, completion_tokens: 7, total_tokens: 57 };
+  const mock = await mockOpenAI((body) => {
+    const agent = agentOf(body);
+    const last = body.messages.at(-1);
+    if (agent === 'lead' && last.role === 'user' && last.content.includes('Please review')) {
+      return { ...toolCall('spawn_agent', { name: 'reviewer', description: 'Review the release', prompt: 'Review it.' }), usage };
+    }
+    if (agent === 'reviewer' && last.role === 'user' && last.content.includes('Review it.')) {
+      return { ...toolCall('spawn_agent', { name: 'checker', description: 'Run the checks', prompt: 'Check it.' }), usage };
+    }
+    return { ...say(`${agent}: done`), usage };
+  });
+  const collector = await mockCollector();
+  const persist = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-otel-'));
+  const bindings = {
+    OPENAI_BASE_URL: mock.baseUrl,
+    OPENAI_API_KEY: 'sk-otel-test',
+    OPENAI_MODEL: 'mock-model',
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20otel-key',
+    OTEL_SERVICE_NAME: 'trees-under-test',
+  };
+  const count = (spans, name) => spans.filter((s) => s.name === name).length;
+  let mf = start(persist, bindings);
+  try {
+    let api = client(mf);
+    const tree = (await api.post('/trees')).body.id;
+    assert.equal((await api.post(`/trees/${tree}/message`, { to: 'lead', message: 'Please review the release.' })).status, 202);
+    // lead spawns reviewer, reviewer spawns checker; each creator then takes its child's notice.
+    const settled = (spans) => count(spans, 'invoke_agent lead') === 2 && count(spans, 'invoke_agent reviewer') === 2 && count(spans, 'invoke_agent reviewer/checker') === 1;
+    await collector.waitFor(settled, 'the first run\'s spans');
+    const first = [...collector.spans];
+    console.log(otlpSpanTree(first));
+    assert.equal(
+      otlpSpanTree(first),
+      [
+        'create_agent lead',
+        '  invoke_agent lead',
+        '    execute_tool spawn_agent',
+        '      create_agent reviewer',
+        '        invoke_agent reviewer',
+        '          execute_tool spawn_agent',
+        '            create_agent reviewer/checker',
+        '              invoke_agent reviewer/checker',
+        '        invoke_agent reviewer',
+        '  invoke_agent lead',
+      ].join('\n'),
+    );
+    const traceId = first[0].traceId;
+    assert.match(traceId, /^[0-9a-f]{32}$/);
+    assert.ok(first.every((s) => s.traceId === traceId), 'one trace');
+    const turn = first.find((s) => s.name === 'invoke_agent reviewer/checker');
+    assert.equal(turn.attributes['gen_ai.conversation.id'], tree);
+    assert.equal(turn.attributes['gen_ai.usage.input_tokens'], 50);
+    assert.equal(turn.resource['service.name'], 'trees-under-test');
+    assert.ok(collector.requests.every((r) => r.url === '/v1/traces' && r.headers.authorization === 'Bearer otel-key' && r.headers['content-type'] === 'application/json'));
+
+    // The object restarts (a deploy, an eviction): a message resumes the cold reviewer.
+    await mf.dispose();
+    mf = start(persist, bindings);
+    api = client(mf);
+    assert.equal((await api.post(`/trees/${tree}/message`, { to: 'reviewer', message: 'Once more.' })).status, 202);
+    await collector.waitFor((spans) => count(spans, 'invoke_agent reviewer') === 3 && count(spans, 'invoke_agent lead') === 3, 'the second run\'s spans');
+    const second = collector.spans.slice(first.length);
+    assert.deepEqual([...new Set(second.map((s) => s.name))].sort(), ['invoke_agent lead', 'invoke_agent reviewer'], 'nothing is created again');
+    assert.ok(second.every((s) => s.traceId === traceId), 'the restarted object\'s spans join the first trace');
+    const created = (name) => first.find((s) => s.name === `create_agent ${name}`).spanId;
+    assert.equal(second.find((s) => s.name === 'invoke_agent reviewer').parentSpanId, created('reviewer'));
+    assert.equal(second.find((s) => s.name === 'invoke_agent lead').parentSpanId, created('lead'));
+  } finally {
+    await mf.dispose();
+    await mock.close();
+    await collector.close();
     await rm(persist, { recursive: true, force: true });
   }
 });
