@@ -138,7 +138,36 @@ fn check_children_first(ctx: &Ctx, rt: &Runtime, end: &crate::runtime::RunEndInf
     }
 }
 
+/// The trace context every epoch's trace source gives a member: derived from
+/// its Session id, so any later epoch knows what its log must have kept.
+fn sim_trace(session_id: &str) -> String {
+    let fnv = |seed: u64| {
+        session_id.bytes().fold(seed, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3)) | 1
+        // never all zero
+    };
+    format!("00-{:016x}{:016x}-{:016x}-01", fnv(0xcbf2_9ce4_8422_2325), fnv(7), fnv(11))
+}
+
+/// A local member's starts and turns carry the trace context its creation
+/// kept in its log, through crashes, restarts and kept summaries.
+fn check_trace(ctx: &Ctx, id: &str, what: &str, trace: Option<&crate::core::trace::TraceContext>) {
+    let expected = sim_trace(id);
+    if trace.map(|t| t.traceparent.as_str()) != Some(expected.as_str()) {
+        ctx.violation(format!("{what} of {id} carries trace {trace:?}, not the {expected} its log keeps"));
+    }
+    ctx.ops.bump("event.trace_checked");
+}
+
 fn on_event(ctx: &Ctx, event: &RuntimeEvent) {
+    match event {
+        RuntimeEvent::Start(info) if info.mode != crate::Mode::External => {
+            check_trace(ctx, &info.id, "subagent/start", info.trace.as_ref())
+        }
+        RuntimeEvent::Turn { session_id, stop_reason: None, trace, .. } => {
+            check_trace(ctx, session_id, "a turn start", trace.as_ref())
+        }
+        _ => {}
+    }
     let mut lc = ctx.lifecycle.borrow_mut();
     match event {
         RuntimeEvent::Turn { session_id, stop_reason: Some(stop), .. } => {
@@ -209,6 +238,9 @@ impl Epoch {
         if let Err(e) = registered {
             ctx.violation(format!("registering the simulated providers failed: {e}"));
         }
+        rt.set_trace_source(Some(Rc::new(|r: &crate::runtime::TraceRequest| {
+            crate::core::trace::TraceContext::new(&sim_trace(r.session_id), None).ok()
+        })));
         let (sink, weak) = (ctx.clone(), rt.downgrade());
         rt.subscribe(
             None,
