@@ -186,10 +186,10 @@ mkdir -p "$OUT/web"
 for f in src/wasm/js/web/*; do sed -e "s#__SNIPPET__#../$snippet#" "$f" > "$OUT/web/${f##*/}"; done
 # Durable Object store + OpenAI-compatible model host (edge/), file store (node/):
 # they import the SubagentError class straight from the snippet (no wasm needed).
-for dir in edge node ai-sdk mcp openai-agents otel; do
+for dir in edge node ai-sdk mcp acp openai-agents otel; do
   mkdir -p "$OUT/$dir"
   for f in src/wasm/js/$dir/*; do sed -e "s#__SNIPPET__#../$snippet#" -e "s#__VERSION__#$version#" "$f" > "$OUT/$dir/${f##*/}"; done
-  if [ -f "$OUT/$dir/stdio.js" ]; then chmod +x "$OUT/$dir/stdio.js"; fi  # the package's bin (subagent-tree-mcp)
+  if [ -f "$OUT/$dir/stdio.js" ]; then chmod +x "$OUT/$dir/stdio.js"; fi  # the package's bins (subagent-tree-mcp, subagent-tree-acp)
 done
 # The test-harness kit (subagent-tree/testing): plain JS over the public API.
 mkdir -p "$OUT/testing"

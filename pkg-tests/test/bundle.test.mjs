@@ -58,6 +58,12 @@ console.log(aiSdkTools, aiSdkHost);`,
 console.log(mcpServer, TREE_URI);`,
     options: { platform: 'node', external: ['@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'] },
   },
+  // And the ACP entry, which imports the ACP SDK's unstable entry.
+  acp: {
+    code: `import { acpAgent, META_KEY } from 'subagent-tree/acp';
+console.log(acpAgent, META_KEY);`,
+    options: { platform: 'neutral', conditions: ['workerd', 'worker', 'browser'], mainFields: ['module', 'main'], external: ['@agentclientprotocol/sdk', '@agentclientprotocol/sdk/*'] },
+  },
   'openai-agents': {
     code: `import { openAIAgentsTools, openAIAgentsHost } from 'subagent-tree/openai-agents';
 console.log(openAIAgentsTools, openAIAgentsHost);`,
@@ -71,7 +77,7 @@ console.log(instrument);`,
   },
 };
 
-const ADAPTERS = { 'ai-sdk': 'ai', mcp: '@modelcontextprotocol/sdk', 'openai-agents': '@openai/agents', otel: '@opentelemetry/api' };
+const ADAPTERS = { 'ai-sdk': 'ai', mcp: '@modelcontextprotocol/sdk', acp: '@agentclientprotocol/sdk', 'openai-agents': '@openai/agents', otel: '@opentelemetry/api' };
 
 for (const [name, { code, options }] of Object.entries(cases)) {
   test(`esbuild bundles the ${name} entry without warnings`, async () => {

@@ -23,6 +23,7 @@ const ENVS = {
   'ai-sdk': { lib: ['es2022', 'dom', 'dom.iterable'], types: ['node'], skipLibCheck: true },
   // The MCP adapter's blocks, with the MCP SDK's own .d.ts (its to check, as the AI SDK's).
   mcp: { lib: ['es2022', 'dom', 'dom.iterable'], types: ['node'], skipLibCheck: true },
+  acp: { lib: ['es2022', 'dom', 'dom.iterable'], types: ['node'], skipLibCheck: true },
   'openai-agents': { lib: ['es2022', 'dom', 'dom.iterable'], types: ['node'], skipLibCheck: true },
   otel: { lib: ['es2022', 'dom', 'dom.iterable'], types: ['node'], skipLibCheck: true },
 };

@@ -11,6 +11,7 @@ const PROJECTS = [
   ['types-edge', 'tsc --strict accepts a consumer of the edge and Node modules'],
   ['types-ai-sdk', "tsc --strict accepts subagent-tree/ai-sdk with the AI SDK's own types"],
   ['types-mcp', "tsc --strict accepts subagent-tree/mcp with the MCP SDK's own types"],
+  ['types-acp', "tsc --strict accepts subagent-tree/acp with the ACP SDK's own types"],
   ['types-openai-agents', "tsc --strict accepts subagent-tree/openai-agents with the OpenAI Agents SDK's own types"],
   ['types-otel', 'tsc --strict accepts subagent-tree/otel with an @opentelemetry/api Tracer (typed structurally)'],
 ];
