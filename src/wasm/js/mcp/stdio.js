@@ -10,46 +10,20 @@
 // OPENAI_API_KEY. Stdout carries the protocol only; diagnostics go to stderr.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { SubagentRuntime } from '../node.js';
-import { FileStore } from '../node/file-store.js';
-import { OpenAIHost } from '../edge/openai-host.js';
+import { commandLine, storeAndModel } from '../node/command.js';
 import { mcpServer } from './mcp.js';
 
-const USAGE = `usage: subagent-tree-mcp --dir <sessions> [--root <sessionId>]
+const { args, dir } = commandLine(
+  'subagent-tree-mcp',
+  `--dir <sessions> [--root <sessionId>]
   --dir   the FileStore directory that holds the tree (created if missing)
-  --root  the root's Session id (default: the one opened there before, else a new one)
-environment: OPENAI_MODEL (required), OPENAI_BASE_URL, OPENAI_API_KEY`;
-
-function fail(message) {
-  process.stderr.write(`subagent-tree-mcp: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}
-
-let args;
-try {
-  args = parseArgs({ options: { dir: { type: 'string' }, root: { type: 'string' }, help: { type: 'boolean' } }, strict: true }).values;
-} catch (error) {
-  fail(error.message);
-}
-if (args.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
-if (!args.dir) fail('--dir is required');
-const model = process.env.OPENAI_MODEL;
-if (!model) fail('OPENAI_MODEL is not set');
-
-const dir = path.resolve(args.dir);
+  --root  the root's Session id (default: the one opened there before, else a new one)`,
+  { root: { type: 'string' } },
+);
 const remembered = path.join(dir, 'mcp-root');
-const store = await FileStore.open(dir);
-const host = new OpenAIHost({
-  baseUrl: process.env.OPENAI_BASE_URL || 'https://api.openai.com/v1',
-  apiKey: process.env.OPENAI_API_KEY || undefined,
-  model,
-  store,
-});
+const { store, host } = await storeAndModel(dir);
 const runtime = new SubagentRuntime({ store, host });
 const saved = args.root ?? (await readFile(remembered, 'utf8').then((t) => t.trim(), () => '')) ?? '';
 const lead = await runtime.openRoot(saved ? { sessionId: saved } : {});
