@@ -14,8 +14,26 @@ export interface CorruptTail {
   /** Byte offset where the good records end. */
   offset: number;
   droppedBytes: number;
-  /** `'an incomplete last line'`, `'a line that is not JSON'`, ... */
+  /** `'an incomplete last line'`, `'a line that is not JSON'`, ... (`'repaired: ...'` after `repair`). */
   reason: string;
+  /** After `repair`: where the damaged file was moved. */
+  backup?: string;
+}
+
+/** What `repair` did to a session's log. */
+export interface RepairReport {
+  sessionId: string;
+  file: string;
+  /** `false` when the log was not damaged (or does not exist): nothing changed. */
+  repaired: boolean;
+  /** Events the log holds now. */
+  keptEvents: number;
+  /** Bytes after the valid prefix, kept only in `backup`. */
+  droppedBytes: number;
+  /** Why the log was damaged (`a record out of order (expected seq 4)`, ...). */
+  reason?: string;
+  /** The damaged file, moved aside: `<file>.damaged-<ms since epoch>`. */
+  backup?: string;
 }
 
 export interface FileStoreOptions {
@@ -52,6 +70,13 @@ export declare class FileStore {
   readMany(sessionIds: string[], options?: ReadManyOptions): Promise<Array<SessionEvent[] | null | Error>>;
   /** Waits for the session's appends, fsyncs its log; resolves `true`. */
   flush(sessionId: string): Promise<boolean>;
+  /**
+   * Repairs a log that reads as damaged (a bad line before later records):
+   * keeps the committed events before it, moves the whole file aside
+   * (`backup`) and reports what was dropped. A healthy log is left alone
+   * (`repaired: false`).
+   */
+  repair(sessionId: string): Promise<RepairReport>;
   /** A log's length, or `null` when the session does not exist. */
   length(sessionId: string): Promise<number | null>;
   /** Every session id with a log in the directory, sorted. */

@@ -32,7 +32,7 @@
 // directory after a new file) so they survive a power loss. `fsync: 'append'`
 // fsyncs every append instead. Appends to one session are serialized.
 import { createHash, randomUUID } from 'node:crypto';
-import { open, mkdir, readdir, readFile, appendFile, truncate, rename, unlink, writeFile } from 'node:fs/promises';
+import { open, mkdir, readdir, readFile, appendFile, truncate, rename, unlink, writeFile, link } from 'node:fs/promises';
 import { unlinkSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -85,43 +85,127 @@ function alive(pid) {
   }
 }
 
-/** Takes `<dir>/.lock` for this process, or throws PERSISTENCE_UNAVAILABLE when a live process holds it. */
+/**
+ * Creates `file` holding `text` only if it does not exist, atomically: the
+ * text goes to a private temporary file first and is then hard-linked into
+ * place (`link` fails when the name exists), so no reader ever sees a lock
+ * half written. Resolves `true` if created, `false` if the name was taken.
+ */
+async function createExclusive(file, text) {
+  const tmp = `${file}.${process.pid}.${randomUUID()}.tmp`;
+  await writeFile(tmp, text, { flag: 'wx' });
+  try {
+    await link(tmp, file);
+    return true;
+  } catch (e) {
+    if (e?.code === 'EEXIST') return false;
+    if (e?.code !== 'EPERM' && e?.code !== 'ENOTSUP' && e?.code !== 'ENOSYS') throw e;
+    // A file system without hard links: an exclusive create (its text lands just after).
+    try {
+      await writeFile(file, text, { flag: 'wx' });
+      return true;
+    } catch (e2) {
+      if (e2?.code === 'EEXIST') return false;
+      throw e2;
+    }
+  } finally {
+    await unlink(tmp).catch(() => {});
+  }
+}
+
+/** Who holds lock `file`: `{ pid, host, token }`, a garbage owner keyed by its bytes, or `null` if there is no file. */
+async function ownerOf(file) {
+  let text;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    if (e?.code === 'ENOENT') return null;
+    throw e;
+  }
+  try {
+    const owner = JSON.parse(text);
+    if (Number.isSafeInteger(owner?.pid) && typeof owner.token === 'string') return owner;
+  } catch {
+    // Garbage (an older version's half-written lock, a damaged disk): nobody alive holds it.
+  }
+  return { pid: null, host: null, token: `garbage-${createHash('sha256').update(text).digest('hex').slice(0, 32)}` };
+}
+
+const isLive = (owner) => Number.isSafeInteger(owner.pid) && (owner.host !== os.hostname() || alive(owner.pid));
+
+/**
+ * Takes `<dir>/.lock` for this process, or throws PERSISTENCE_UNAVAILABLE
+ * when a live process holds it.
+ *
+ * A lock whose owner died is taken over by exactly one process, however many
+ * try at once: to replace the dead owner's token T, a process must first
+ * create `.lock.takeover-<T>` exclusively (the same protocol, recursively: a
+ * takeover file whose creator died is itself taken over by its own token),
+ * check that `.lock` still names T, and only then rename its own lock over
+ * it. A process that loses waits for the winner and finds the lock live.
+ */
 async function takeLock(dir) {
   const file = path.join(dir, LOCK_FILE);
   const token = randomUUID();
   const mine = JSON.stringify({ pid: process.pid, host: os.hostname(), token });
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      await writeFile(file, mine, { flag: 'wx' });
+  const fail = (cause) => storeError('PERSISTENCE_UNAVAILABLE', `the lock of ${quote(dir)} could not be taken`, cause);
+  const claims = []; // takeover files this attempt created, removed whatever the outcome
+  try {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      if (await createExclusive(file, mine).catch((e) => Promise.reject(fail(e)))) {
+        held.set(file, token);
+        return { file, token };
+      }
+      const owner = await ownerOf(file).catch((e) => Promise.reject(fail(e)));
+      if (owner === null) continue; // released meanwhile: try again
+      if (owner.pid === process.pid && held.get(file) === owner.token) return { file, token: owner.token }; // this process holds it (handed over in open)
+      if (isLive(owner)) {
+        const sameHost = owner.host === os.hostname();
+        throw storeError(
+          'PERSISTENCE_UNAVAILABLE',
+          `the store directory ${quote(dir)} is in use by process ${owner.pid}${sameHost ? '' : ` on ${quote(owner.host)}`}; one FileStore owns a directory`,
+        );
+      }
+      // The owner died: only the holder of its takeover file may replace it.
+      const claim = await claimTakeover(`${file}.takeover-${owner.token}`, mine).catch((e) => Promise.reject(fail(e)));
+      if (claim === null) {
+        await new Promise((r) => setTimeout(r, 5)); // another process replaces it: look again
+        continue;
+      }
+      claims.push(claim);
+      if ((await ownerOf(file))?.token !== owner.token) continue; // replaced before we claimed: look again
+      const tmp = `${file}.${process.pid}.${token}.tmp`;
+      await writeFile(tmp, mine, { flag: 'wx' });
+      await rename(tmp, file); // atomic: readers see the dead owner's lock or ours
       held.set(file, token);
       return { file, token };
-    } catch (e) {
-      if (e?.code !== 'EEXIST') throw storeError('PERSISTENCE_UNAVAILABLE', `the lock of ${quote(dir)} could not be taken`, e);
     }
-    let owner;
-    try {
-      owner = JSON.parse(await readFile(file, 'utf8'));
-    } catch {
-      owner = null; // being written right now, or garbage: look again
-    }
-    const sameHost = owner?.host === os.hostname();
-    if (owner && Number.isSafeInteger(owner.pid) && owner.pid === process.pid && held.get(file) === owner.token) {
-      return { file, token: owner.token }; // this process holds it already (handed over below)
-    }
-    if (owner && Number.isSafeInteger(owner.pid) && (!sameHost || alive(owner.pid))) {
-      throw storeError(
-        'PERSISTENCE_UNAVAILABLE',
-        `the store directory ${quote(dir)} is in use by process ${owner.pid}${sameHost ? '' : ` on ${quote(owner.host)}`}; one FileStore owns a directory`,
-      );
-    }
-    if (owner === null && attempt === 0) {
-      await new Promise((r) => setTimeout(r, 20));
-      continue;
-    }
-    // The owner died (or left garbage): take the lock over.
-    await unlink(file).catch(() => {});
+    throw fail();
+  } finally {
+    for (const claim of claims) await unlink(claim).catch(() => {});
   }
-  throw storeError('PERSISTENCE_UNAVAILABLE', `the lock of ${quote(dir)} could not be taken`);
+}
+
+/**
+ * Creates takeover file `file` for this process (taking it over in turn if
+ * its creator died): resolves its name, or `null` when a live process holds it.
+ */
+async function claimTakeover(file, mine, depth = 0) {
+  if (depth > 16) return null;
+  if (await createExclusive(file, mine)) return file;
+  const holder = await ownerOf(file);
+  if (holder === null || isLive(holder)) return null;
+  const next = await claimTakeover(`${file}.${holder.token.slice(0, 8)}`, mine, depth + 1);
+  if (next === null) return null;
+  try {
+    if ((await ownerOf(file))?.token !== holder.token) return null;
+    const tmp = `${file}.${process.pid}.${randomUUID()}.tmp`;
+    await writeFile(tmp, mine, { flag: 'wx' });
+    await rename(tmp, file);
+    return file;
+  } finally {
+    await unlink(next).catch(() => {});
+  }
 }
 
 function checkSignal(signal) {
@@ -145,7 +229,7 @@ function headerLine(sessionId) {
  * Version 2: records count by committed batch (the batch's last line carries `commit: true`);
  * version 1: every complete line is its own record.
  */
-function scan(buffer, sessionId, file) {
+function scan(buffer, sessionId, file, { salvage = false } = {}) {
   const nl = buffer.indexOf(10);
   if (nl < 0) {
     return { exists: false, version: VERSION, records: [], valid: 0, torn: buffer.length > 0 ? 'an incomplete header' : null };
@@ -183,9 +267,11 @@ function scan(buffer, sessionId, file) {
     if (bad !== null) {
       // Anything that looks like a record after a bad line means damage, not a torn tail.
       if (event !== null && typeof event === 'object' && Number.isSafeInteger(event.seq)) {
+        if (salvage) return { exists: true, version, records, valid: bad.offset, torn: null, damaged: bad.why };
         throw storeError(
           'PERSISTENCE_UNAVAILABLE',
-          `session log ${quote(file)} is damaged at byte ${bad.offset} (${bad.why}) before later records`,
+          `session log ${quote(file)} is damaged at byte ${bad.offset} (${bad.why}) before later records; ` +
+            `store.repair(${quote(sessionId)}) keeps the ${records.length} events before it and moves the log aside`,
         );
       }
     } else if (ok) {
@@ -206,7 +292,7 @@ function scan(buffer, sessionId, file) {
   }
   if (bad === null && pending.length > 0) bad = { offset: pending[0].offset, why: 'a batch without its commit mark' };
   const valid = bad === null ? buffer.length : bad.offset;
-  return { exists: true, version, records, valid, torn: bad === null ? null : bad.why };
+  return { exists: true, version, records, valid, torn: bad === null ? null : bad.why, damaged: null };
 }
 
 /**
@@ -588,6 +674,69 @@ export class FileStore {
     } finally {
       await handle?.close();
     }
+  }
+
+  /**
+   * Repairs a damaged log: keeps its valid prefix (every committed batch
+   * before the first bad line), moves the whole file aside as
+   * `<file>.damaged-<time>` and reports what was dropped. A log that is not
+   * damaged is left as it is (a torn tail is cut off by the next append).
+   * Resolves `{ sessionId, file, repaired, keptEvents, droppedBytes, reason?, backup? }`.
+   */
+  repair(sessionId) {
+    try {
+      checkId(sessionId);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    // In the session's append queue: no append interleaves with the rewrite.
+    const previous = this.#queues.get(sessionId) ?? Promise.resolve();
+    const run = previous.then(() => this.#repair(sessionId));
+    const tail = run.then(
+      () => {},
+      () => {},
+    );
+    this.#queues.set(sessionId, tail);
+    tail.then(() => {
+      if (this.#queues.get(sessionId) === tail) this.#queues.delete(sessionId);
+    });
+    return run;
+  }
+
+  async #repair(sessionId) {
+    this.#checkOwner();
+    const file = this.#file(sessionId);
+    let buffer;
+    try {
+      buffer = await readFile(file);
+    } catch (e) {
+      if (e?.code === 'ENOENT') return { sessionId, file, repaired: false, keptEvents: 0, droppedBytes: 0 };
+      throw storeError('PERSISTENCE_UNAVAILABLE', `session log ${quote(file)} could not be read`, e);
+    }
+    const scanned = scan(buffer, sessionId, file, { salvage: true });
+    if (scanned.damaged === null) return { sessionId, file, repaired: false, keptEvents: scanned.records.length, droppedBytes: 0 };
+    const backup = `${file}.damaged-${Date.now()}`;
+    const tmp = `${file}.${process.pid}.repair.tmp`;
+    try {
+      const handle = await open(tmp, 'wx');
+      try {
+        await handle.writeFile(buffer.subarray(0, scanned.valid));
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await link(file, backup); // the damaged bytes stay, under another name
+      await rename(tmp, file); // atomic: readers see the damaged log or the repaired one
+    } catch (e) {
+      await unlink(tmp).catch(() => {});
+      throw storeError('PERSISTENCE_UNAVAILABLE', `session log ${quote(file)} could not be repaired`, e);
+    } finally {
+      this.#sessions.delete(sessionId); // read again from the repaired file
+    }
+    this.#dirDirty = true;
+    const report = { sessionId, file, repaired: true, keptEvents: scanned.records.length, droppedBytes: buffer.length - scanned.valid, reason: scanned.damaged, backup };
+    this.#diagnostics.push({ sessionId, file, offset: scanned.valid, droppedBytes: report.droppedBytes, reason: `repaired: ${scanned.damaged}`, backup });
+    return report;
   }
 
   /** A log's length, or `null` when the session does not exist. */
