@@ -1478,3 +1478,58 @@ fn a_members_trace_context_is_kept_in_its_log_and_carried_after_a_restart() {
     assert!(seen.contains(&format!("turn reviewer Some({:?})", trace_of(2))), "{seen:?}");
     assert!(seen.contains(&format!("turn lead Some({:?})", trace_of(1))), "{seen:?}");
 }
+
+#[test]
+fn queued_input_is_bounded_per_member_and_per_runtime_and_room_returns_when_a_turn_takes_it() {
+    let limits = subagent_tree::core::limits::Limits {
+        member_queue_bytes: 1 << 20,
+        queue_bytes: (1 << 20) + (512 << 10),
+        ..Default::default()
+    };
+    let h = Harness::new(RuntimeOptions { max_depth: 4, capacity: 32, limits, ..RuntimeOptions::default() });
+    let root = h.root();
+    h.host.hold("busy");
+    h.host.hold("other");
+    let busy = start(&h, spec(&root, Some("busy"))).unwrap();
+    let other = start(&h, spec(&root, Some("other"))).unwrap();
+    h.settle();
+    let send = |id: &str, kib: usize| {
+        let (rt, r, id) = (h.rt.clone(), root.clone(), id.to_owned());
+        let text = Value::from("x".repeat(kib << 10));
+        h.run(async move { rt.send_message(&r, &id, text, &Signal::never()).await })
+    };
+    // busy's turn runs: messages queue until its cap.
+    let mut accepted = 0;
+    let refused = loop {
+        match send(&busy.child_id, 100) {
+            Ok(_) => accepted += 1,
+            Err(e) => break e,
+        }
+        assert!(accepted < 20, "the queue was never bounded");
+    };
+    assert_eq!(accepted, 10, "ten messages of 100 KiB fit in 1 MiB");
+    assert_eq!(refused.code, ErrorCode::LimitExceeded);
+    assert!(refused.message.contains("limits.memberQueueBytes (1048576)"), "{}", refused.message);
+    // The runtime's total: other may take 512 KiB more, not more.
+    for _ in 0..4 {
+        send(&other.child_id, 100).unwrap();
+    }
+    let total = send(&other.child_id, 200).unwrap_err();
+    assert_eq!(total.code, ErrorCode::LimitExceeded);
+    assert!(total.message.contains("limits.queueBytes"), "{}", total.message);
+    // A refused message wrote nothing: busy's log holds the ten, plus its first prompt.
+    let messages = |id: &str| {
+        let (store, id) = (h.store.clone(), id.to_owned());
+        h.run(async move {
+            use subagent_tree::store::Store;
+            store.read(&id, &ReadQuery::types(&[event::MESSAGE], &Signal::never())).await.unwrap().unwrap().len()
+        })
+    };
+    assert_eq!(messages(&busy.child_id), 11);
+    // busy's turn ends; the next turn takes the queue, and room returns.
+    h.host.open("busy");
+    h.settle();
+    send(&busy.child_id, 100).unwrap();
+    h.host.open("other");
+    h.settle();
+}

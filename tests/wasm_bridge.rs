@@ -421,7 +421,7 @@ async fn resolve_name_reads_only_the_path() {
 
 #[wasm_bindgen_test]
 async fn memory_store_contract_and_concurrency() {
-    let ms = WasmMemoryStore::new();
+    let ms = WasmMemoryStore::default();
     settle(ms.append("root".into(), arr(vec![cat(0, "a", JsValue::UNDEFINED), cat(1, "b", JsValue::UNDEFINED)])))
         .await
         .unwrap();

@@ -26,6 +26,8 @@
 //! | `eventPayloadBytes` | 4 MiB | 32 MiB | one stored event's payload; a host's turn outcome or run result |
 //! | `maxDepth` | at most 64 | fixed | the runtime's `maxDepth` and an activation's `maxDepth` |
 //! | `toolCallsPerReply` | 64 | 1024 | tool calls one model reply may ask for (each turn carries it; model hosts apply it) |
+//! | `memberQueueBytes` | 64 MiB | 1 GiB | input one member holds and has not begun a turn on (its inbox and acceptances in flight) |
+//! | `queueBytes` | 256 MiB | 2 GiB | the same, summed over every member of the runtime |
 //! | stored event | the largest of the above + 64 KiB (48 MiB without a runtime) | derived | one event a store read answers |
 //! | store read | 256 MiB | fixed | all events one store read answers |
 //!
@@ -49,6 +51,49 @@ pub const MAX_READ_BYTES: usize = 256 << 20;
 /// Largest stored event a store read may answer when no runtime says more
 /// precisely (above every configurable content and payload limit).
 pub const MAX_STORED_EVENT_BYTES: usize = 48 << 20;
+/// What a held event costs in memory beyond its payload and type (its seq,
+/// its strings' and vectors' headers): counted against every bound on events,
+/// so a call with millions of tiny events is measured by what it takes.
+pub const EVENT_OVERHEAD_BYTES: usize = 128;
+/// What a `MemoryStore` holds at most by default (every event, measured as
+/// [`stored_size`]); configurable up to [`MAX_MEMORY_STORE_BYTES`].
+pub const DEFAULT_MEMORY_STORE_BYTES: usize = 256 << 20;
+/// The most a `MemoryStore` may be configured to hold (half of a wasm heap).
+pub const MAX_MEMORY_STORE_BYTES: usize = (1 << 31) - 1;
+
+/// What an event costs a store that holds it in memory: its payload as
+/// [`memory_size`] measures it, its type, and [`EVENT_OVERHEAD_BYTES`].
+pub fn stored_size(event: &crate::core::event::SessionEvent) -> usize {
+    memory_size(&event.payload).saturating_add(event.kind.len()).saturating_add(EVENT_OVERHEAD_BYTES)
+}
+
+/// What a value takes on the heap: a [`Value`] per node (16 bytes in wasm32,
+/// 32 natively), each string's bytes, and each object key. Unlike
+/// [`json_size`] (one byte per value, close to the JSON text), this is what
+/// a store that holds values pays: a payload of many small numbers costs many
+/// times its JSON size.
+pub fn memory_size(value: &Value) -> usize {
+    let node = std::mem::size_of::<Value>();
+    let key = std::mem::size_of::<String>();
+    let mut size = 0usize;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        size = size.saturating_add(node);
+        match v {
+            Value::String(s) => size = size.saturating_add(s.len()),
+            Value::Array(items) => stack.extend(items.iter()),
+            Value::Object(entries) => {
+                for (k, item) in entries {
+                    size = size.saturating_add(key + k.len());
+                    stack.push(item);
+                }
+            }
+            _ => {}
+        }
+    }
+    size
+}
+
 /// Deepest nesting of JSON data (payloads, options, tool input).
 pub const MAX_NESTING: usize = 128;
 /// Longest event type, in UTF-8 bytes.
@@ -63,6 +108,10 @@ pub struct Limits {
     pub content_blocks: usize,
     pub event_payload_bytes: usize,
     pub tool_calls_per_reply: usize,
+    /// Input one member may hold before its turns take it (settlement notices always land).
+    pub member_queue_bytes: usize,
+    /// The same over the whole runtime: a runtime's heap holds every member's queue.
+    pub queue_bytes: usize,
 }
 
 impl Default for Limits {
@@ -74,6 +123,8 @@ impl Default for Limits {
             content_blocks: 256,
             event_payload_bytes: 4 << 20,
             tool_calls_per_reply: 64,
+            member_queue_bytes: 64 << 20,
+            queue_bytes: 256 << 20,
         }
     }
 }
@@ -94,6 +145,8 @@ pub const CONFIGURABLE: &[LimitSpec] = &[
     LimitSpec { key: "contentBlocks", min: 1, max: 4096 },
     LimitSpec { key: "eventPayloadBytes", min: 64 << 10, max: 32 << 20 },
     LimitSpec { key: "toolCallsPerReply", min: 1, max: 1024 },
+    LimitSpec { key: "memberQueueBytes", min: 1 << 20, max: 1 << 30 },
+    LimitSpec { key: "queueBytes", min: 1 << 20, max: (1 << 31) - 1 },
 ];
 
 impl Limits {
@@ -106,6 +159,8 @@ impl Limits {
             "contentBlocks" => self.content_blocks,
             "eventPayloadBytes" => self.event_payload_bytes,
             "toolCallsPerReply" => self.tool_calls_per_reply,
+            "memberQueueBytes" => self.member_queue_bytes,
+            "queueBytes" => self.queue_bytes,
             _ => return None,
         })
     }
@@ -132,6 +187,8 @@ impl Limits {
             "messageBytes" => &mut self.message_bytes,
             "contentBlocks" => &mut self.content_blocks,
             "eventPayloadBytes" => &mut self.event_payload_bytes,
+            "memberQueueBytes" => &mut self.member_queue_bytes,
+            "queueBytes" => &mut self.queue_bytes,
             _ => &mut self.tool_calls_per_reply,
         };
         *slot = value;

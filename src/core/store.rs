@@ -123,12 +123,28 @@ pub struct StoreStats {
 }
 
 /// An in-memory store. With `batch` off it offers no `read_many`, like a
-/// minimal host store.
-#[derive(Default)]
+/// minimal host store. It holds at most `max_bytes` (events measured by
+/// [`crate::core::limits::stored_size`]): an append past it is refused
+/// `LIMIT_EXCEEDED` and changes nothing, so a heap that never shrinks is not
+/// filled by a store.
 pub struct MemoryStore {
     logs: RefCell<HashMap<String, Vec<SessionEvent>>>,
     stats: Cell<StoreStats>,
     batch: bool,
+    bytes: Cell<usize>,
+    max_bytes: usize,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        MemoryStore {
+            logs: RefCell::default(),
+            stats: Cell::default(),
+            batch: false,
+            bytes: Cell::new(0),
+            max_bytes: crate::core::limits::DEFAULT_MEMORY_STORE_BYTES,
+        }
+    }
 }
 
 impl MemoryStore {
@@ -136,9 +152,23 @@ impl MemoryStore {
         MemoryStore { batch: true, ..MemoryStore::default() }
     }
 
+    /// A store that holds at most `max_bytes` (up to [`crate::core::limits::MAX_MEMORY_STORE_BYTES`]).
+    pub fn with_max_bytes(max_bytes: usize) -> MemoryStore {
+        MemoryStore {
+            batch: true,
+            max_bytes: max_bytes.min(crate::core::limits::MAX_MEMORY_STORE_BYTES),
+            ..MemoryStore::default()
+        }
+    }
+
     /// A store without `read_many`.
     pub fn without_batch() -> MemoryStore {
         MemoryStore::default()
+    }
+
+    /// What the store holds now and may hold at most, in bytes.
+    pub fn usage(&self) -> (usize, usize) {
+        (self.bytes.get(), self.max_bytes)
     }
 
     pub fn stats(&self) -> StoreStats {
@@ -166,6 +196,19 @@ impl MemoryStore {
                 ));
             }
         }
+        let added = events.iter().fold(0usize, |n, e| n.saturating_add(crate::core::limits::stored_size(e)));
+        let held = self.bytes.get();
+        if held.saturating_add(added) > self.max_bytes {
+            return Err(SubagentError::new(
+                ErrorCode::LimitExceeded,
+                format!(
+                    "this MemoryStore holds {held} bytes; appending {added} more to session {session} would pass its maxBytes ({})",
+                    self.max_bytes,
+                    session = Quoted(session)
+                ),
+            ));
+        }
+        self.bytes.set(held + added);
         let mut stats = self.stats.get();
         stats.appends += 1;
         self.stats.set(stats);
@@ -254,5 +297,28 @@ impl<S: Store + ?Sized> Store for std::rc::Rc<S> {
     }
     fn flush<'a>(&'a self, session: &'a str) -> LocalBoxFuture<'a, Result<bool>> {
         (**self).flush(session)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::json::Value;
+
+    #[test]
+    fn a_memory_store_refuses_an_append_past_its_bytes_and_keeps_what_it_had() {
+        let store = MemoryStore::with_max_bytes(1000);
+        let event = |seq, text: &str| SessionEvent::new(seq, "note", Value::from(text));
+        store.append_now("s", vec![event(0, &"a".repeat(400))]).unwrap();
+        let (held, max) = store.usage();
+        let expected = std::mem::size_of::<Value>() + 400 + "note".len() + crate::core::limits::EVENT_OVERHEAD_BYTES;
+        assert_eq!((held, max), (expected, 1000));
+        let refused = store.append_now("s", vec![event(1, &"b".repeat(300)), event(2, &"c".repeat(300))]).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::LimitExceeded);
+        assert!(refused.message.contains("would pass its maxBytes (1000)"), "{}", refused.message);
+        assert_eq!(store.len("s"), 1, "the refused batch wrote nothing");
+        assert_eq!(store.usage().0, held);
+        store.append_now("s", vec![event(1, "small")]).unwrap();
+        assert_eq!(store.len("s"), 2);
     }
 }

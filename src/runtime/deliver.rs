@@ -332,12 +332,26 @@ impl Runtime {
     ) -> Result<String> {
         signal.check()?;
         // A notice always lands (it is the runtime's own account); input waits for room.
-        if !matches!(source, MessageSource::SubagentSettled { .. }) {
+        let notice = matches!(source, MessageSource::SubagentSettled { .. });
+        if !notice {
             self.check_budget(target, false, || format!("{} takes no message", Quoted(&target.full_name)))?;
         }
-        let began = target.state.borrow_mut().begin_write();
+        let bytes = crate::core::limits::json_size(&content);
+        if !notice {
+            self.check_queue_room(bytes)?;
+        }
+        let cap = (!notice).then_some(self.0.options.limits.member_queue_bytes);
+        let began = target.state.borrow_mut().begin_write(bytes, cap);
         match began {
             Ok(()) => {}
+            Err(Refusal::Full(held)) => {
+                return Err(crate::err!(
+                    LimitExceeded,
+                    "{} holds {held} bytes of input its turns have not taken yet; a message of {bytes} bytes would pass limits.memberQueueBytes ({})",
+                    Quoted(&target.full_name),
+                    self.0.options.limits.member_queue_bytes
+                ))
+            }
             Err(Refusal::InputClosed) => {
                 return Err(crate::err!(
                     InputClosed,
@@ -357,10 +371,24 @@ impl Runtime {
         // The write and its bookkeeping are the runtime's own task: a write
         // begun always ends (the member may settle only after it has).
         let (rt, target) = (self.clone(), target.clone());
-        self.detached(async move { rt.write_accepted(&target, message).await }).await
+        self.detached(async move { rt.write_accepted(&target, message, bytes).await }).await
     }
 
-    async fn write_accepted(&self, target: &Rc<Member>, message: InboxMessage) -> Result<String> {
+    /// Whether the runtime's members may hold `bytes` more of queued input
+    /// (`queueBytes`): the heap holds every member's queue.
+    fn check_queue_room(&self, bytes: usize) -> Result<()> {
+        let held: usize = self.0.state.borrow().members.values().map(|m| m.state.borrow().queued).sum();
+        let cap = self.0.options.limits.queue_bytes;
+        if held.saturating_add(bytes) > cap {
+            return Err(crate::err!(
+                LimitExceeded,
+                "this runtime's members hold {held} bytes of input their turns have not taken yet; a message of {bytes} bytes would pass limits.queueBytes ({cap})"
+            ));
+        }
+        Ok(())
+    }
+
+    async fn write_accepted(&self, target: &Rc<Member>, message: InboxMessage, reserved: usize) -> Result<String> {
         let written = self.append(target, vec![(event::MESSAGE.to_owned(), message_payload(&message))]).await;
         if written.is_err() {
             self.0.state.borrow_mut().answers.remove(&message.id);
@@ -374,7 +402,7 @@ impl Runtime {
         let content = (written.is_ok() && self.listened()).then(|| message.content.clone());
         // A waking send resumes the parked FIFO. A message that no longer finds the
         // member live is durable in the log and is pending at the next resume.
-        target.state.borrow_mut().write_ended(written.is_ok().then_some(message));
+        target.state.borrow_mut().write_ended(written.is_ok().then_some(message), reserved);
         if written.is_ok() {
             self.wake_own_waiter(target);
             self.emit(RuntimeEvent::Message {

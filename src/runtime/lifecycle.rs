@@ -154,7 +154,7 @@ impl Runtime {
             let _ = runtime.append(&member, vec![(event::TURN_END.to_owned(), payload)]).await;
             let waiting: Vec<String> = {
                 let mut st = member.state.borrow_mut();
-                st.write_ended(None);
+                st.write_ended(None, 0);
                 // Its closing message is the last output it gave, if any.
                 if let Some(Ok(last)) = &st.last {
                     result.output = last.output.clone();

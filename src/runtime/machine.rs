@@ -103,11 +103,21 @@ pub(crate) enum Refusal {
     InputClosed,
     /// The member is closing or gone.
     NotLive,
+    /// Its queue would pass the cap: the bytes it holds already.
+    Full(usize),
+}
+
+/// The bytes a message holds in a queue (its content, as limits measure it).
+pub(crate) fn queued_size(message: &InboxMessage) -> usize {
+    crate::core::limits::json_size(&message.content)
 }
 
 pub(crate) struct Life {
     pub phase: Phase,
     pub inbox: VecDeque<InboxMessage>,
+    /// Bytes of input held: the inbox's content and acceptances in flight
+    /// (bounded by `memberQueueBytes`; a turn's input leaves it when the turn takes it).
+    pub queued: usize,
     pub turn: Option<TurnSlot>,
     /// Set by interrupt: pending input waits for a waking send.
     pub parked: bool,
@@ -145,6 +155,7 @@ impl Life {
         Life {
             phase: Phase::Live,
             inbox: VecDeque::new(),
+            queued: 0,
             turn: None,
             parked: false,
             parked_in_log: false,
@@ -190,6 +201,7 @@ impl Life {
                 Gate::Free | Gate::Open(_) => {}
             }
             let input: Vec<InboxMessage> = self.inbox.drain(..).collect();
+            self.queued = self.queued.saturating_sub(input.iter().map(queued_size).sum());
             let signal = Signal::new();
             let first = self.turns == 0;
             self.turns += 1;
@@ -231,15 +243,20 @@ impl Life {
         }
     }
 
-    /// A write into the inbox begins (an acceptance): refused once input is
-    /// closed or the member is no longer live.
-    pub fn begin_write(&mut self) -> Result<(), Refusal> {
+    /// A write into the inbox begins (an acceptance of `bytes`, reserved in
+    /// the queue): refused once input is closed, the member is no longer
+    /// live, or the queue would pass `cap` (none for a notice, which always lands).
+    pub fn begin_write(&mut self, bytes: usize, cap: Option<usize>) -> Result<(), Refusal> {
         if self.input_closed {
             return Err(Refusal::InputClosed);
         }
         if self.phase != Phase::Live {
             return Err(Refusal::NotLive);
         }
+        if cap.is_some_and(|cap| self.queued.saturating_add(bytes) > cap) {
+            return Err(Refusal::Full(self.queued));
+        }
+        self.queued = self.queued.saturating_add(bytes);
         self.writes += 1;
         Ok(())
     }
@@ -250,18 +267,24 @@ impl Life {
         self.writes += 1;
     }
 
-    /// A write ended; `accepted` is a message that became durable. Returns
-    /// whether it joined the inbox (else it is pending in the log for the
-    /// next resume). An accepted message wakes parked input.
-    pub fn write_ended(&mut self, accepted: Option<InboxMessage>) -> bool {
+    /// A write ended; `accepted` is a message that became durable, `reserved`
+    /// what its `begin_write` reserved. Returns whether it joined the inbox
+    /// (keeping its bytes queued; else it is pending in the log for the next
+    /// resume). An accepted message wakes parked input.
+    pub fn write_ended(&mut self, accepted: Option<InboxMessage>, reserved: usize) -> bool {
         self.writes = self.writes.saturating_sub(1);
         match accepted {
             Some(message) if self.phase == Phase::Live => {
+                // Held as measured now (a reservation is released either way).
+                self.queued = self.queued.saturating_sub(reserved).saturating_add(queued_size(&message));
                 self.inbox.push_back(message);
                 self.parked = self.exhausted;
                 true
             }
-            _ => false,
+            _ => {
+                self.queued = self.queued.saturating_sub(reserved);
+                false
+            }
         }
     }
 
@@ -275,7 +298,10 @@ impl Life {
 
     /// Input found in the log at resume; `parked` when an interrupt had parked it.
     pub fn adopt(&mut self, pending: impl IntoIterator<Item = InboxMessage>, parked: bool) {
-        self.inbox.extend(pending);
+        for message in pending {
+            self.queued = self.queued.saturating_add(queued_size(&message));
+            self.inbox.push_back(message);
+        }
         self.parked = parked && !self.inbox.is_empty();
         self.parked_in_log = self.parked;
     }
@@ -297,6 +323,7 @@ impl Life {
         let Some(slot) = self.turn.as_mut().filter(|t| t.id == id) else { return };
         slot.consumed.clear();
         for message in input.into_iter().rev() {
+            self.queued = self.queued.saturating_add(queued_size(&message));
             self.inbox.push_front(message);
         }
         self.turns = self.turns.saturating_sub(1);
@@ -336,6 +363,7 @@ impl Life {
         let (steer, rest): (VecDeque<_>, VecDeque<_>) =
             self.inbox.drain(..).partition(|m| m.scheduling == Scheduling::Steer);
         self.inbox = rest;
+        self.queued = self.queued.saturating_sub(steer.iter().map(queued_size).sum());
         if let Some(turn) = self.turn.as_mut() {
             turn.consumed.extend(steer.iter().map(|m| m.id.clone()));
         }
@@ -468,8 +496,8 @@ mod tests {
     }
 
     fn accept(life: &mut Life, id: &str) {
-        life.begin_write().unwrap();
-        assert!(life.write_ended(Some(message(id, Scheduling::Queue))));
+        life.begin_write(0, None).unwrap();
+        assert!(life.write_ended(Some(message(id, Scheduling::Queue)), 0));
     }
 
     #[test]
@@ -519,7 +547,7 @@ mod tests {
         let mut life = Life::new(None);
         life.begin_record();
         assert!(!settles(&mut life), "a write in flight");
-        life.write_ended(None);
+        life.write_ended(None, 0);
         life.hold();
         assert!(!settles(&mut life), "held");
         life.release();
@@ -584,10 +612,10 @@ mod tests {
         let (mut life, mut mint) = (Life::new(None), ids());
         accept(&mut life, "m1");
         let plan = run(&mut life, &mut mint);
-        life.begin_write().unwrap();
-        life.write_ended(Some(message("s1", Scheduling::Steer)));
-        life.begin_write().unwrap();
-        life.write_ended(Some(message("q1", Scheduling::Queue)));
+        life.begin_write(0, None).unwrap();
+        life.write_ended(Some(message("s1", Scheduling::Steer)), 0);
+        life.begin_write(0, None).unwrap();
+        life.write_ended(Some(message("q1", Scheduling::Queue)), 0);
         assert!(life.steer_pending());
         assert_eq!(life.take_steered(plan.id).len(), 1);
         assert_eq!(life.consumed(plan.id), ["m1", "s1"]);
@@ -602,13 +630,13 @@ mod tests {
         let mut captured = SubagentResult::new(stop::COMPLETED);
         captured.structured = Some(Value::from(true));
         life.turn_ended(plan.id, Ok(captured), true);
-        assert_eq!(life.begin_write(), Err(Refusal::InputClosed));
+        assert_eq!(life.begin_write(0, None), Err(Refusal::InputClosed));
         let mut other = Life::new(None);
         assert!(matches!(other.close(), Some(None)));
         assert!(other.close().is_none(), "settlement begins once");
-        assert_eq!(other.begin_write(), Err(Refusal::NotLive));
+        assert_eq!(other.begin_write(0, None), Err(Refusal::NotLive));
         other.begin_record(); // its own record still lands
-        assert!(!other.write_ended(None));
+        assert!(!other.write_ended(None, 0));
         other.left();
         assert!(!other.is_busy(Lane::Local));
     }

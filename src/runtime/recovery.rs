@@ -81,7 +81,7 @@ impl Runtime {
         // A store that refuses leaves the start unmatched: the next open tries again.
         let _ = self.append(member, vec![(event::TURN_END.to_owned(), payload)]).await;
         self.emit(super::lifecycle::turn_event(member, Some(&lost_result())));
-        member.state.borrow_mut().write_ended(None);
+        member.state.borrow_mut().write_ended(None, 0);
         self.tree_changed(&member.root_id);
     }
 

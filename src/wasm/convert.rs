@@ -601,7 +601,8 @@ pub fn damaged_event(value: &JsValue, budget: EventBudget, total: &mut usize, wh
     }
     meter.spend(why.len()).ok()?;
     fields.push((event::DAMAGED.to_owned(), Value::from(why)));
-    *total = total.saturating_sub(payload_budget.bytes - meter.left + kind.len() + 8);
+    *total = total
+        .saturating_sub(payload_budget.bytes - meter.left + kind.len() + crate::core::limits::EVENT_OVERHEAD_BYTES);
     Some(SessionEvent { seq, kind, payload: Value::Object(fields) })
 }
 
@@ -627,14 +628,16 @@ pub fn event_from_js(
             e.prefixed(".payload".into())
         }
     })?;
-    *total = total.saturating_sub(payload_budget.bytes - meter.left + kind.len() + 8);
+    *total = total
+        .saturating_sub(payload_budget.bytes - meter.left + kind.len() + crate::core::limits::EVENT_OVERHEAD_BYTES);
     Ok(SessionEvent { seq, kind, payload })
 }
 
 /// An array of events. `Err` is a sentence fragment after the array's name.
 pub fn events_from_js(value: &JsValue, budget: EventBudget) -> std::result::Result<Vec<SessionEvent>, Refused> {
+    use crate::core::limits::EVENT_OVERHEAD_BYTES;
     if let Some(events) = super::fast::events(value, &JsValue::UNDEFINED, budget.payload_bytes) {
-        if events.len() <= MAX_READ_BYTES / 8 {
+        if events.len() <= MAX_READ_BYTES / EVENT_OVERHEAD_BYTES {
             return Ok(events);
         }
     }
@@ -646,7 +649,8 @@ pub fn events_from_js(value: &JsValue, budget: EventBudget) -> std::result::Resu
     let mut total = MAX_READ_BYTES;
     let len = items.length() as usize;
     let mut out = Vec::new();
-    if len > total / 8 || out.try_reserve_exact(len).is_err() {
+    // Each event costs its overhead in memory however small it is.
+    if len > total / EVENT_OVERHEAD_BYTES || out.try_reserve_exact(len).is_err() {
         return Err(Refused {
             code: ErrorCode::LimitExceeded,
             fragment: format!(" holds {len} events, over the limit of {MAX_READ_BYTES} bytes per store read"),

@@ -46,6 +46,11 @@ pub fn value(value: &JsValue, max_bytes: usize) -> Option<Value> {
 /// array of strings, or undefined), each payload within `payload_bytes` and
 /// all within [`MAX_READ_BYTES`], measured as `convert::event_from_js` measures them.
 pub fn events(list: &JsValue, types: &JsValue, payload_bytes: usize) -> Option<Vec<SessionEvent>> {
+    // Parsed whole before it is measured: a list longer than any call may hold is the exact reader's to refuse.
+    let len = js_sys::Reflect::get(list, &JsValue::from_str("length")).ok()?.as_f64()?;
+    if len > (MAX_READ_BYTES / crate::core::limits::EVENT_OVERHEAD_BYTES) as f64 {
+        return None;
+    }
     let bytes = events_json(list, types, MAX_DEPTH as u32, MAX_READ_BYTES as f64).ok()??;
     // Each payload sits two levels down: `[[seq, type, payload], ...]`.
     events_of(parse(std::str::from_utf8(&bytes).ok()?, MAX_DEPTH + 2)?, payload_bytes)
@@ -78,7 +83,7 @@ fn events_of(list: Value, payload_bytes: usize) -> Option<Vec<SessionEvent>> {
         if kind.len() > MAX_EVENT_TYPE_BYTES || size > payload_bytes.min(total) {
             return None;
         }
-        total = total.saturating_sub(size + kind.len() + 8);
+        total = total.saturating_sub(size + kind.len() + crate::core::limits::EVENT_OVERHEAD_BYTES);
         events.push(SessionEvent { seq, kind, payload });
     }
     Some(events)

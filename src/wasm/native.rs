@@ -137,7 +137,7 @@ impl NativeStore {
                     ),
                 ));
             }
-            total = total.saturating_sub(size + event.kind.len() + 8);
+            total = total.saturating_sub(size + event.kind.len() + crate::core::limits::EVENT_OVERHEAD_BYTES);
         }
         Ok(Some(events))
     }

@@ -374,20 +374,55 @@ impl Drop for WasmMemoryStore {
 
 impl Default for WasmMemoryStore {
     fn default() -> Self {
-        WasmMemoryStore::new()
-    }
-}
-
-#[wasm_bindgen(js_class = MemoryStore)]
-impl WasmMemoryStore {
-    #[wasm_bindgen(constructor)]
-    pub fn new() -> WasmMemoryStore {
         let inner = Rc::new(MemoryStore::new());
         WasmMemoryStore {
             #[cfg(feature = "runtime")]
             key: super::native::register(&inner),
             inner,
         }
+    }
+}
+
+/// `options.maxBytes`: a whole number from 1 MiB to 2 GiB - 1 (default 256 MiB).
+fn memory_store_max_bytes(options: &JsValue) -> Result<usize> {
+    use crate::core::limits::{DEFAULT_MEMORY_STORE_BYTES, MAX_MEMORY_STORE_BYTES};
+    let options = options_arg(options, "options")?;
+    let Some(value) = super::convert::option(options.as_ref(), "maxBytes", "options")? else {
+        return Ok(DEFAULT_MEMORY_STORE_BYTES);
+    };
+    match value.as_f64() {
+        Some(n) if n.fract() == 0.0 && n >= (1u64 << 20) as f64 && n <= MAX_MEMORY_STORE_BYTES as f64 => Ok(n as usize),
+        _ => Err(crate::err!(
+            InvalidArgument,
+            "options.maxBytes must be a whole number of bytes from {} to {MAX_MEMORY_STORE_BYTES}",
+            1u64 << 20
+        )),
+    }
+}
+
+#[wasm_bindgen(js_class = MemoryStore)]
+impl WasmMemoryStore {
+    /// `new MemoryStore({ maxBytes? })`: holds at most `maxBytes` (default
+    /// 256 MiB, 1 MiB to 2 GiB); an append past it is refused `LIMIT_EXCEEDED`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: Option<super::ts::MemoryStoreOptionsArg>) -> Result<WasmMemoryStore, JsValue> {
+        let max_bytes = memory_store_max_bytes(&super::ts::opt(options)).map_err(to_js)?;
+        let inner = Rc::new(MemoryStore::with_max_bytes(max_bytes));
+        Ok(WasmMemoryStore {
+            #[cfg(feature = "runtime")]
+            key: super::native::register(&inner),
+            inner,
+        })
+    }
+
+    /// What the store holds now and may hold at most: `{ bytes, maxBytes }`.
+    #[wasm_bindgen(unchecked_return_type = "{ bytes: number; maxBytes: number }")]
+    pub fn usage(&self) -> JsValue {
+        let (bytes, max) = self.inner.usage();
+        let obj = js_sys::Object::new();
+        set(&obj, "bytes", &JsValue::from_f64(bytes as f64));
+        set(&obj, "maxBytes", &JsValue::from_f64(max as f64));
+        obj.into()
     }
 
     /// Appends events that carry their `seq` (continuing the log at its length).

@@ -16,6 +16,8 @@ extern "C" {
     pub type ReadOptionsArg;
     #[wasm_bindgen(typescript_type = "ReadManyOptions")]
     pub type ReadManyOptionsArg;
+    #[wasm_bindgen(typescript_type = "MemoryStoreOptions")]
+    pub type MemoryStoreOptionsArg;
 }
 
 /// An optional options argument as a plain value (`undefined` when absent).

@@ -40,8 +40,8 @@ export function ownMemoryStore(Glue) {
   }
   freeze(methods);
   return class MemoryStore extends Glue {
-    constructor() {
-      super();
+    constructor(options) {
+      super(options);
       const key = pending;
       pending = undefined;
       if (key === undefined) return;

@@ -181,3 +181,14 @@ export interface ProjectCatalogOptions {
   /** Events with `seq` below this were inherited by a fork and are ignored (default 0). */
   inheritedEventCount?: number;
 }
+
+/** `new MemoryStore(options)`. */
+export interface MemoryStoreOptions {
+  /**
+   * The most the store holds, each event measured as what it takes on the
+   * heap (16 bytes per JSON value, string and key bytes, its type, plus 128
+   * bytes): an append past it is refused `LIMIT_EXCEEDED` and changes
+   * nothing. Default 256 MiB; 1 MiB - 2 GiB.
+   */
+  maxBytes?: number;
+}

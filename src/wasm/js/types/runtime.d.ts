@@ -360,6 +360,10 @@ export interface RuntimeLimits {
   eventPayloadBytes?: number;
   /** Tool calls a model host runs from one reply. Default 64; 1 - 1024. */
   toolCallsPerReply?: number;
+  /** Input one member holds before its turns take it (settlement notices always land). Default 64 MiB; 1 MiB - 1 GiB. */
+  memberQueueBytes?: number;
+  /** The same, summed over the runtime's members. Default 256 MiB; 1 MiB - 2 GiB. */
+  queueBytes?: number;
 }
 
 export interface OpenRootOptions {
