@@ -974,8 +974,10 @@ fn fuzz_limits_on_oversized_content() {
 /// Paths built from hostile segments: `..`, `.`, empty, NUL, very long, absolute or not.
 fn path_like() -> impl Strategy<Value = String> {
     let segment = prop_oneof![
-        prop::sample::select(vec!["..", ".", "", "a", "etc", "work", "app", "src", "\0", "a\0b", "…"])
-            .prop_map(String::from),
+        prop::sample::select(vec![
+            "..", ".", "", "a", "etc", "work", "app", "src", "\0", "a\0b", "…", "..\\..", "a\\b"
+        ])
+        .prop_map(String::from),
         "[a-z.]{0,4}",
         (1usize..3000).prop_map(|n| "d".repeat(n)),
     ];
@@ -999,10 +1001,11 @@ fn fuzz_cwd_confinement() {
         let outcome = path::confine(root, &parent, requested.as_deref(), true);
         let has_nul = requested.as_deref().is_some_and(|p| p.contains('\0'));
         let too_long = requested.as_deref().is_some_and(|p| p.len() > subagent_tree::limits::MAX_CWD_BYTES);
+        let backslash = requested.as_deref().is_some_and(|p| p.contains('\\'));
         let resolved = path::resolve(&parent, requested.as_deref());
         match outcome {
             Ok(dir) => {
-                prop_assert!(!has_nul && !too_long);
+                prop_assert!(!has_nul && !too_long && !backslash);
                 prop_assert_eq!(&dir, &resolved);
                 prop_assert!(dir.starts_with('/') && !dir.contains('\0'));
                 prop_assert!(!dir.split('/').any(|s| s == ".." || s == "."), "{}", dir);
@@ -1011,7 +1014,7 @@ fn fuzz_cwd_confinement() {
             Err(e) => {
                 let expected = if too_long {
                     ErrorCode::LimitExceeded
-                } else if has_nul {
+                } else if has_nul || backslash {
                     ErrorCode::InvalidArgument
                 } else {
                     prop_assert!(!path::is_within(&resolved, &root_dir), "{} was refused", resolved);

@@ -92,6 +92,11 @@ test('content blocks, labels, nesting and width are bounded; limits are configur
   throws(() => setup({ limits: { promptBytes: 1 } }), 'INVALID_ARGUMENT', 'limits.promptBytes must be from 1024 to 16777216, not 1');
   throws(() => setup({ limits: { contentBlocks: 0 } }), 'INVALID_ARGUMENT', 'limits.contentBlocks');
   throws(() => setup({ limits: { labelBytes: 'big' } }), 'INVALID_ARGUMENT');
+  // A fixed limit, or a name that is no limit, is a mistake to report, not an option to drop (issue 55).
+  throws(() => setup({ limits: { idBytes: 1 << 20 } }), 'INVALID_ARGUMENT', 'options.limits.idBytes is fixed at 256 bytes: it cannot be set');
+  throws(() => setup({ limits: { cwdBytes: 1 } }), 'INVALID_ARGUMENT', 'options.limits.cwdBytes is fixed at 4 KiB');
+  throws(() => setup({ limits: { promtBytes: 4096 } }), 'INVALID_ARGUMENT', 'options.limits has no limit named "promtBytes"; the limits are labelBytes, promptBytes');
+  throws(() => setup({ limits: new Proxy({}, { ownKeys() { throw new Error('no keys'); } }) }), 'INVALID_ARGUMENT', 'options.limits could not be read');
 });
 
 test('tree depth: maxDepth is capped at 64 for the runtime and for an activation', async () => {
@@ -185,6 +190,8 @@ test("children's cwd is confined to the root's directory by default; escapes and
     await rejects(spawn(escape), 'UNAUTHORIZED', "outside the root's directory \"/work/app\"");
   }
   await rejects(spawn('src\0/etc'), 'INVALID_ARGUMENT', 'NUL');
+  // `..\..\..` would climb on a Windows host (issue 55): a confined child's cwd has no backslash.
+  await rejects(spawn('..\\..\\..'), 'INVALID_ARGUMENT', 'backslash');
   await rejects(runtime.openRoot({ sessionId: 'r2', cwd: '/tmp\0x' }), 'INVALID_ARGUMENT', 'NUL');
   await rejects(spawn('d'.repeat(5000)), 'LIMIT_EXCEEDED', 'cwdBytes');
   const inside = await spawn('src/../lib');

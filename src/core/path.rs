@@ -28,6 +28,14 @@ pub fn check_text(what: &str, path: &str) -> Result<()> {
 pub fn confine(root: &str, parent: &str, requested: Option<&str>, confined: bool) -> Result<String> {
     if let Some(p) = requested {
         check_text("cwd", p)?;
+        // On a Windows host `..\..` climbs as `../..` does: a confined child may not name it.
+        if confined && p.contains('\\') {
+            return Err(crate::err!(
+                InvalidArgument,
+                "cwd {} contains a backslash; a child's directory uses / as its separator, so no path escapes the root's directory on any host",
+                quote_truncated(p, 80)
+            ));
+        }
     }
     let resolved = resolve(parent, requested);
     if confined && !is_within(&resolved, &normalize(root)) {
@@ -99,6 +107,16 @@ mod tests {
             assert_eq!(e.code, crate::ErrorCode::Unauthorized, "{escape}");
             assert!(e.message.contains("outside the root's directory \"/work\""), "{}", e.message);
         }
+        for windows in ["..\\..\\..", "a\\b", "C:\\Windows"] {
+            let e = refused("/work", "/work", Some(windows));
+            assert_eq!(e.code, crate::ErrorCode::InvalidArgument, "{windows}");
+            assert!(e.message.contains("backslash"), "{}", e.message);
+        }
+        assert_eq!(
+            confine("/work", "/work", Some("a\\b"), false).unwrap(),
+            "/work/a\\b",
+            "unconfined: a name like any other"
+        );
         let nul = refused("/work", "/work", Some("a\0b"));
         assert_eq!(nul.code, crate::ErrorCode::InvalidArgument);
         assert!(nul.message.contains("NUL"), "{}", nul.message);

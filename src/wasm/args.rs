@@ -67,10 +67,31 @@ fn opt_with(
     }
 }
 
+/// The documented limits that are fixed: naming one in `options.limits` is
+/// a mistake to report, not an option to drop silently.
+const FIXED_LIMITS: &[(&str, &str)] = &[("idBytes", "256 bytes"), ("cwdBytes", "4 KiB")];
+
 /// `options.limits`: `{ promptBytes?, messageBytes?, ... }` over the defaults.
+/// A key that is not a configurable limit is `INVALID_ARGUMENT` (a fixed
+/// limit says so; a typo lists the limits).
 pub(super) fn limits_arg(value: &JsValue) -> Result<Limits> {
     let mut limits = Limits::default();
     let Some(obj) = options_arg(value, "options.limits")? else { return Ok(limits) };
+    let keys = js_sys::Reflect::own_keys(&obj)
+        .map_err(|e| invalid(format!("options.limits could not be read ({})", super::error::describe_thrown(&e))))?;
+    let configurable = || crate::core::limits::CONFIGURABLE.iter().map(|s| s.key).collect::<Vec<_>>().join(", ");
+    // Keys are distinct: of one more than there are limits, one is not a limit.
+    for key in keys.iter().filter(|k| !k.is_symbol()).take(crate::core::limits::CONFIGURABLE.len() + 1) {
+        let name = key.as_string().unwrap_or_default();
+        if crate::core::limits::CONFIGURABLE.iter().any(|s| s.key == name) {
+            continue;
+        }
+        let shown = crate::core::name::quote_truncated(&name, 40);
+        return Err(invalid(match FIXED_LIMITS.iter().find(|(fixed, _)| *fixed == name) {
+            Some((_, value)) => format!("options.limits.{name} is fixed at {value}: it cannot be set"),
+            None => format!("options.limits has no limit named {shown}; the limits are {}", configurable()),
+        }));
+    }
     for spec in crate::core::limits::CONFIGURABLE {
         let v = get(&obj, spec.key, "options.limits")?;
         if v.is_undefined() {
