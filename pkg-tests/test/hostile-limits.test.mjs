@@ -214,3 +214,20 @@ test("children's cwd is confined to the root's directory by default; escapes and
   throws(() => setup({ confineCwd: 'no' }), 'INVALID_ARGUMENT', 'options.confineCwd must be a boolean');
   await rootStillWorks(runtime, host, root);
 });
+
+test('a tree written under a larger eventPayloadBytes is reopened by a default runtime: reads honour what was durably written (issue 55)', async () => {
+  const store = new MemoryStore();
+  const big = 'b'.repeat(6 << 20);
+  const writer = new SubagentRuntime({ store, host: { runTurn: async () => ({ messages: [big] }) }, limits: { eventPayloadBytes: 8 << 20 } });
+  const lead = await writer.openRoot({ sessionId: 'root' });
+  const { answer } = await writer.ask(lead, 'lead', 'Write a lot.');
+  assert.equal((await answer).stopReason, 'completed');
+  await writer.closeRoot(lead);
+  // A runtime with the default limits (eventPayloadBytes 4 MiB) opens it, lists it and runs it on.
+  const reader = new SubagentRuntime({ store, host: { runTurn: async (turn) => ({ messages: [`first: ${turn.first}`] }) } });
+  const again = await reader.openRoot({ sessionId: 'root' });
+  const shown = (await reader.listTree('root')).root.lastTurn.output;
+  assert.ok(shown.startsWith('bbb') && shown.endsWith('…') && Buffer.byteLength(shown) <= 4096, 'the latest output, cut to 4 KiB for the listing');
+  const next = await reader.ask(again, 'lead', 'And now a little.');
+  assert.deepEqual((await next.answer).output, [{ type: 'text', text: 'first: false' }]);
+});

@@ -28,7 +28,7 @@
 //! | `toolCallsPerReply` | 64 | 1024 | tool calls one model reply may ask for (each turn carries it; model hosts apply it) |
 //! | `memberQueueBytes` | 64 MiB | 1 GiB | input one member holds and has not begun a turn on (its inbox and acceptances in flight) |
 //! | `queueBytes` | 256 MiB | 2 GiB | the same, summed over every member of the runtime |
-//! | stored event | the largest of the above + 64 KiB (48 MiB without a runtime) | derived | one event a store read answers |
+//! | stored event | 48 MiB | fixed | one event a store read answers, whatever limits the runtime that wrote it had |
 //! | store read | 256 MiB | fixed | all events one store read answers |
 //!
 //! Sizes are measured as the UTF-8 bytes of every string and object key plus
@@ -48,8 +48,9 @@ pub const MAX_CWD_BYTES: usize = 4096;
 pub const MAX_TREE_DEPTH: u32 = 64;
 /// Most bytes one store read may answer, all events together.
 pub const MAX_READ_BYTES: usize = 256 << 20;
-/// Largest stored event a store read may answer when no runtime says more
-/// precisely (above every configurable content and payload limit).
+/// Largest stored event a store read may answer (above every configurable
+/// content and payload limit): reads honour what any runtime durably wrote,
+/// whatever its limits, so a tree outlives the options it was written under.
 pub const MAX_STORED_EVENT_BYTES: usize = 48 << 20;
 /// What a held event costs in memory beyond its payload and type (its seq,
 /// its strings' and vectors' headers): counted against every bound on events,
@@ -228,12 +229,6 @@ impl Limits {
             }
         }
         check_bytes(what, json_size(content), key, max)
-    }
-
-    /// The largest stored event this runtime can have written: a payload, or
-    /// a prompt or message with room for its framing.
-    pub fn stored_event_bytes(&self) -> usize {
-        self.event_payload_bytes.max(self.prompt_bytes.max(self.message_bytes) + (64 << 10))
     }
 
     /// An event payload within `eventPayloadBytes`.

@@ -22,6 +22,7 @@ use super::tools::tools_for;
 use super::values::{event_to_js, live_root_to_js, live_row_to_js, provider_to_js, result_to_js};
 use crate::core::error::{ErrorCode, Result, SubagentError};
 use crate::core::json::Value;
+use crate::core::limits::MAX_STORED_EVENT_BYTES;
 use crate::core::limits::MAX_TREE_DEPTH;
 use crate::core::store::Store;
 use crate::runtime::stream::EVENT_TYPES;
@@ -97,11 +98,12 @@ impl JsRuntime {
         });
         let limits = limits_arg(&get(options, "limits", what)?)?;
         let store_js = get(options, "store", what)?;
-        let native = native_store(&store_js, "options.store", limits.stored_event_bytes())?;
+        // Reads honour what was durably written (by any runtime, under any limits), up to the hard cap.
+        let native = native_store(&store_js, "options.store", MAX_STORED_EVENT_BYTES)?;
         let flush = native.as_ref().map(NativeStore::flush_listener);
         let store: Rc<dyn Store> = match native {
             Some(native) => Rc::new(native),
-            None => Rc::new(JsStore::new(&store_js, "options.store")?.with_payload_limit(limits.stored_event_bytes())),
+            None => Rc::new(JsStore::new(&store_js, "options.store")?.with_payload_limit(MAX_STORED_EVENT_BYTES)),
         };
         let host = Rc::new(JsHost::new(get(options, "host", what)?, id)?);
         let number = |key: &str, default: u32, min: u32, max: u32| -> Result<u32> {
