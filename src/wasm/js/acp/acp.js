@@ -204,7 +204,7 @@ export function acpAgent(options) {
           toolCallId: childCall(id),
           title: `${fullName}: ${label ?? ''}`.trim(),
           kind: 'other',
-          status: state.state === 'running' ? 'in_progress' : state.stopReason === 'end_turn' ? 'completed' : state.state === 'idle' ? 'completed' : 'pending',
+          status: state.state === 'running' ? 'in_progress' : state.state === 'idle' ? 'completed' : 'pending',
           rawInput: { name: fullName, description: label ?? '' },
           _meta: meta,
         };

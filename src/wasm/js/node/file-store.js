@@ -430,8 +430,13 @@ export class FileStore {
     } catch (e) {
       return Promise.reject(e);
     }
+    return this.#queued(sessionId, () => this.#append(sessionId, rows));
+  }
+
+  /** Runs `fn` in the session's queue, after the appends and repairs before it (whatever their outcome). */
+  #queued(sessionId, fn) {
     const previous = this.#queues.get(sessionId) ?? Promise.resolve();
-    const run = previous.then(() => this.#append(sessionId, rows));
+    const run = previous.then(fn);
     const tail = run.then(
       () => {},
       () => {},
@@ -690,17 +695,7 @@ export class FileStore {
       return Promise.reject(e);
     }
     // In the session's append queue: no append interleaves with the rewrite.
-    const previous = this.#queues.get(sessionId) ?? Promise.resolve();
-    const run = previous.then(() => this.#repair(sessionId));
-    const tail = run.then(
-      () => {},
-      () => {},
-    );
-    this.#queues.set(sessionId, tail);
-    tail.then(() => {
-      if (this.#queues.get(sessionId) === tail) this.#queues.delete(sessionId);
-    });
-    return run;
+    return this.#queued(sessionId, () => this.#repair(sessionId));
   }
 
   async #repair(sessionId) {
