@@ -5,7 +5,7 @@
 // 1 MiB prompts into a MemoryStore, took the wasm heap to 4 GiB and trapped.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SubagentRuntime, MemoryStore } from 'subagent-tree';
+import { SubagentRuntime, MemoryStore, heapUsage, setHeapLimit } from 'subagent-tree';
 
 const MESSAGE = 'x'.repeat(1000 << 10); // just under messageBytes (1 MiB) once framed as a text block
 
@@ -130,4 +130,55 @@ test('a MemoryStore holds at most maxBytes: a refused append changes nothing; a 
   assert.ok(refused, 'a full store refused a prompt');
   assert.match(refused.message, /maxBytes/);
   assert.equal((await runtime.listTree('root')).root.id, 'root');
+});
+
+test('past heapBytes every input is refused LIMIT_EXCEEDED, whatever the queue and store limits allow; the runtime keeps answering', async () => {
+  const { host, running, turns } = busyHost();
+  // The queue and store limits at their highest: only the module's heap limit stops the input.
+  const store = new MemoryStore({ maxBytes: 2 ** 31 - 1 });
+  const runtime = new SubagentRuntime({ store, host, limits: { memberQueueBytes: 2 ** 30, queueBytes: 2 ** 31 - 1 } });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  await runtime.prompt(lead, 'lead', 'Work.');
+  await running;
+  const before = heapUsage();
+  assert.equal(before.limitBytes, 2 ** 31, 'the default heapBytes is 2 GiB');
+  assert.ok(before.usedBytes > 0 && before.usedBytes <= before.memoryBytes, JSON.stringify(before));
+  setHeapLimit(before.usedBytes + (48 << 20));
+  let accepted = 0;
+  let refused;
+  for (;;) {
+    try {
+      await runtime.prompt(lead, 'lead', MESSAGE);
+      accepted += 1;
+    } catch (e) {
+      refused = e;
+      break;
+    }
+    assert.ok(accepted < 200, 'the heap was never bounded');
+  }
+  assert.ok(accepted >= 8 && accepted < 48, `${accepted} messages of 1000 KiB in 48 MiB`);
+  assert.equal(refused.code, 'LIMIT_EXCEEDED');
+  assert.match(refused.message, /heap that holds \d+ bytes; the limit heapBytes is \d+/);
+  assert.ok(heapUsage().usedBytes <= heapUsage().limitBytes + (8 << 20), 'the heap stays near its limit');
+  // Data copied in from JS is refused the same way, before it is held, and the store keeps what it had.
+  const held = (await store.read('root')).length;
+  await assert.rejects(store.append('other', [{ seq: 0, type: 'note', payload: { text: MESSAGE } }]), (e) => e.code === 'LIMIT_EXCEEDED' && /heapBytes/.test(e.message));
+  assert.equal(await store.read('other'), null);
+  assert.equal((await store.read('root')).length, held);
+  // The runtime answers: the turn is stopped, a short message wakes lead, its next turn takes the
+  // queue and frees the copies, and room returns under the same limit.
+  assert.equal((await runtime.listTree('root')).root.activity, 'running');
+  const full = heapUsage().usedBytes;
+  runtime.interrupt('root', { kind: 'user', root: lead });
+  const woken = await runtime.ask(lead, 'lead', 'Go on.');
+  assert.equal((await woken.answer).stopReason, 'completed');
+  assert.equal(turns(), 2);
+  await runtime.waitForQuiescence(lead);
+  assert.ok(heapUsage().usedBytes < full - (8 << 20), `freed: ${full} -> ${heapUsage().usedBytes}`);
+  const { answer } = await runtime.ask(lead, 'lead', MESSAGE);
+  assert.equal((await answer).stopReason, 'completed');
+  for (const bad of [0, 2 ** 32, 1.5, '64M', undefined]) {
+    assert.throws(() => setHeapLimit(bad), (e) => e.code === 'INVALID_ARGUMENT' && /heapBytes/.test(e.message), String(bad));
+  }
+  setHeapLimit(2 ** 31);
 });

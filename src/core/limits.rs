@@ -228,7 +228,9 @@ impl Limits {
                 )));
             }
         }
-        check_bytes(what, json_size(content), key, max)
+        let size = json_size(content);
+        check_bytes(what, size, key, max)?;
+        crate::core::heap::admit(what, size)
     }
 
     /// An event payload within `eventPayloadBytes`.

@@ -13,6 +13,7 @@
 //! | [`store`] | the `Store` port, `MemoryStore`, bounded concurrent reads |
 //! | [`json`] | the JSON value and its parser |
 //! | [`limits`] | the documented size limits and their checks |
+//! | [`heap`] | the counted heap and its one limit, `heapBytes` |
 //! | [`error`] | `SubagentError` and its stable codes |
 //! | [`signal`], [`exec`] | cancellation, and the small local executor and futures the ports return |
 //! | [`path`] | `cwd` resolution and the directory policy |
@@ -32,6 +33,7 @@ pub mod error;
 pub mod event;
 pub mod exec;
 pub(crate) mod hash;
+pub mod heap;
 pub mod json;
 pub mod limits;
 pub mod listing;

@@ -207,6 +207,33 @@ pub fn resolve_name(
     })
 }
 
+/// The module's heap: what it holds, its limit and its linear memory (full build).
+#[cfg(feature = "runtime")]
+#[wasm_bindgen(js_name = heapUsage, unchecked_return_type = "HeapUsage")]
+pub fn heap_usage() -> JsValue {
+    use crate::core::heap;
+    let obj = js_sys::Object::new();
+    let memory = core::arch::wasm32::memory_size(0) * 65536;
+    super::convert::set(&obj, "usedBytes", &JsValue::from_f64(heap::used() as f64));
+    super::convert::set(&obj, "limitBytes", &JsValue::from_f64(heap::limit() as f64));
+    super::convert::set(&obj, "memoryBytes", &JsValue::from_f64(memory as f64));
+    obj.into()
+}
+
+/// Sets `heapBytes`, the module's heap limit (16 MiB - 3 GiB; default 2 GiB):
+/// past it every input is refused `LIMIT_EXCEEDED` instead of the instance
+/// trapping when its memory cannot grow.
+#[cfg(feature = "runtime")]
+#[wasm_bindgen(js_name = setHeapLimit)]
+pub fn set_heap_limit(#[wasm_bindgen(unchecked_param_type = "number")] bytes: JsValue) -> JsResult<()> {
+    throw((|| {
+        let n = bytes.as_f64().filter(|n| n.fract() == 0.0 && *n >= 0.0).ok_or_else(|| {
+            invalid(format!("heapBytes must be a whole number of bytes, not {}", super::convert::describe(&bytes)))
+        })?;
+        crate::core::heap::set_limit(if n > usize::MAX as f64 { usize::MAX } else { n as usize })
+    })())
+}
+
 /// Every error code, in declaration order (the package exports it as `errorCodes`).
 #[wasm_bindgen(js_name = errorCodeList, skip_typescript)]
 pub fn error_code_list() -> Array {

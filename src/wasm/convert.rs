@@ -146,7 +146,24 @@ impl Meter {
                 Ok(())
             }
             None => Err(self.budget.over("is larger".into())),
+        }?;
+        Self::heap(bytes)
+    }
+
+    /// Whether a copy of `bytes` fits the module's heap limit (`heapBytes`).
+    fn heap(bytes: usize) -> std::result::Result<(), Refused> {
+        use crate::core::heap;
+        if bytes > heap::room() {
+            return Err(Refused {
+                code: ErrorCode::LimitExceeded,
+                fragment: format!(
+                    " cannot be copied into a heap that holds {} bytes; the limit heapBytes is {}",
+                    heap::used(),
+                    heap::limit()
+                ),
+            });
         }
+        Ok(())
     }
 }
 
@@ -392,6 +409,7 @@ fn from_js(value: &JsValue, depth: usize, meter: &mut Meter) -> std::result::Res
         if len > meter.left {
             return Err(meter.budget.over(format!("is an array of {len} items")));
         }
+        Meter::heap(len.saturating_mul(std::mem::size_of::<Value>()))?;
         let mut out = Vec::new();
         out.try_reserve_exact(len).map_err(|_| meter.budget.over(format!("is an array of {len} items")))?;
         for (i, item) in items.iter().enumerate() {
@@ -404,6 +422,7 @@ fn from_js(value: &JsValue, depth: usize, meter: &mut Meter) -> std::result::Res
     if len > meter.left {
         return Err(meter.budget.over(format!("is an object of {len} keys")));
     }
+    Meter::heap(len.saturating_mul(std::mem::size_of::<(String, Value)>()))?;
     let mut entries = Vec::new();
     entries.try_reserve_exact(len).map_err(|_| meter.budget.over(format!("is an object of {len} keys")))?;
     for key in keys.iter() {
@@ -425,6 +444,7 @@ fn from_js(value: &JsValue, depth: usize, meter: &mut Meter) -> std::result::Res
 
 /// A string inside JS data, charged to the meter before it is copied.
 fn string_within(s: &JsString, meter: &mut Meter) -> std::result::Result<String, Refused> {
+    Meter::heap(s.length() as usize)?;
     match bounded(s, meter.left, meter.budget.strict) {
         Ok(text) => {
             meter.spend(text.len())?;

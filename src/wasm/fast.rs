@@ -31,13 +31,19 @@ extern "C" {
     fn rows_from_json(text: &str, bases: &[i32]) -> Result<JsValue, JsValue>;
 }
 
+/// A text budget that leaves the parse within the heap limit (a value takes
+/// several times its JSON text); past it the exact reader meters each copy.
+fn within_heap(bytes: usize) -> usize {
+    bytes.min(crate::core::heap::room() / 8)
+}
+
 /// An object or array of at most `max_bytes` as [`json_size`] measures it
 /// (primitives are cheaper read directly).
 pub fn value(value: &JsValue, max_bytes: usize) -> Option<Value> {
     if !value.is_object() {
         return None;
     }
-    let bytes = value_json(value, MAX_DEPTH as u32, max_bytes as f64).ok()??;
+    let bytes = value_json(value, MAX_DEPTH as u32, within_heap(max_bytes) as f64).ok()??;
     let parsed = parse(std::str::from_utf8(&bytes).ok()?, MAX_DEPTH)?;
     (json_size(&parsed) <= max_bytes).then_some(parsed)
 }
@@ -51,7 +57,7 @@ pub fn events(list: &JsValue, types: &JsValue, payload_bytes: usize) -> Option<V
     if len > (MAX_READ_BYTES / crate::core::limits::EVENT_OVERHEAD_BYTES) as f64 {
         return None;
     }
-    let bytes = events_json(list, types, MAX_DEPTH as u32, MAX_READ_BYTES as f64).ok()??;
+    let bytes = events_json(list, types, MAX_DEPTH as u32, within_heap(MAX_READ_BYTES) as f64).ok()??;
     // Each payload sits two levels down: `[[seq, type, payload], ...]`.
     events_of(parse(std::str::from_utf8(&bytes).ok()?, MAX_DEPTH + 2)?, payload_bytes)
 }
@@ -59,7 +65,7 @@ pub fn events(list: &JsValue, types: &JsValue, payload_bytes: usize) -> Option<V
 /// A `readMany` answer: per session, as [`events`] reads one, or `None`
 /// (`null`/`undefined`: no such session).
 pub fn event_lists(lists: &JsValue, types: &JsValue, payload_bytes: usize) -> Option<Vec<Option<Vec<SessionEvent>>>> {
-    let bytes = event_lists_json(lists, types, MAX_DEPTH as u32, MAX_READ_BYTES as f64).ok()??;
+    let bytes = event_lists_json(lists, types, MAX_DEPTH as u32, within_heap(MAX_READ_BYTES) as f64).ok()??;
     let Value::Array(items) = parse(std::str::from_utf8(&bytes).ok()?, MAX_DEPTH + 3)? else { return None };
     items
         .into_iter()

@@ -366,6 +366,20 @@ export interface RuntimeLimits {
   queueBytes?: number;
 }
 
+/**
+ * `heapUsage()`: the module's heap, shared by every runtime and store in it.
+ * Past `limitBytes` (`setHeapLimit`) every input is refused `LIMIT_EXCEEDED`
+ * naming `heapBytes`; work already admitted finishes and frees what it held.
+ */
+export interface HeapUsage {
+  /** Bytes the module holds now. */
+  usedBytes: number;
+  /** `heapBytes`. Default 2 GiB; 16 MiB - 3 GiB. */
+  limitBytes: number;
+  /** The instance's linear memory (it grows to what was once held, never shrinks). */
+  memoryBytes: number;
+}
+
 export interface OpenRootOptions {
   sessionId?: string;
   cwd?: string;

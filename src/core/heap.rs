@@ -1,0 +1,107 @@
+//! The module's heap, counted and bounded.
+//!
+//! A wasm instance has one heap of at most 4 GiB that never shrinks, and an
+//! allocation it cannot serve aborts the instance (a trap: every runtime in
+//! it is lost). The per-value and per-queue limits bound each input; this
+//! bounds their sum. [`Counting`] wraps the global allocator and keeps the
+//! bytes live; every place where data enters a tree asks [`admit`] first and
+//! is refused `LIMIT_EXCEEDED` (naming `heapBytes`) once the live bytes would
+//! pass the limit. Work already admitted (a turn's answer, a settlement, a
+//! store read of a member being resumed) is not refused: it finishes in the
+//! headroom between the limit (at most 3 GiB) and the 4 GiB the instance
+//! can grow to, and frees what it held. One limit per instance: the heap is
+//! shared by every runtime and store in it.
+//!
+//! Without [`Counting`] as the global allocator (native builds unless a
+//! program installs it) nothing is counted and nothing is refused.
+
+use crate::core::error::Result;
+use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// The default `heapBytes`: half of what a wasm32 instance can address.
+pub const DEFAULT_HEAP_BYTES: usize = 2 << 30;
+/// The lowest `heapBytes` may be set to.
+pub const MIN_HEAP_BYTES: usize = 16 << 20;
+/// The highest: a gigabyte of headroom stays for work already admitted.
+pub const MAX_HEAP_BYTES: usize = 3 << 30;
+
+static USED: AtomicUsize = AtomicUsize::new(0);
+static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_HEAP_BYTES);
+
+/// A global allocator that counts the bytes `A` holds for the program.
+pub struct Counting<A>(pub A);
+
+// SAFETY: every call is forwarded to `A` unchanged; the count is bookkeeping.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = self.0.alloc(layout);
+        if !p.is_null() {
+            USED.fetch_add(layout.size(), Relaxed);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = self.0.alloc_zeroed(layout);
+        if !p.is_null() {
+            USED.fetch_add(layout.size(), Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        self.0.dealloc(ptr, layout);
+        USED.fetch_sub(layout.size(), Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = self.0.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            USED.fetch_add(new_size, Relaxed);
+            USED.fetch_sub(layout.size(), Relaxed);
+        }
+        p
+    }
+}
+
+/// Bytes the program holds now (0 when [`Counting`] is not installed).
+pub fn used() -> usize {
+    USED.load(Relaxed)
+}
+
+/// The current `heapBytes`.
+pub fn limit() -> usize {
+    LIMIT.load(Relaxed)
+}
+
+/// Sets `heapBytes` (from [`MIN_HEAP_BYTES`] to [`MAX_HEAP_BYTES`]); a limit
+/// below what is held now refuses new input until enough is freed.
+pub fn set_limit(bytes: usize) -> Result<()> {
+    if !(MIN_HEAP_BYTES..=MAX_HEAP_BYTES).contains(&bytes) {
+        return Err(crate::err!(
+            InvalidArgument,
+            "heapBytes must be from {MIN_HEAP_BYTES} to {MAX_HEAP_BYTES}, not {bytes}"
+        ));
+    }
+    LIMIT.store(bytes, Relaxed);
+    Ok(())
+}
+
+/// Bytes that may still be admitted.
+pub fn room() -> usize {
+    limit().saturating_sub(used())
+}
+
+/// Whether `bytes` more of `what` fit under the limit: `LIMIT_EXCEEDED` naming
+/// `heapBytes` when they do not.
+pub fn admit(what: &str, bytes: usize) -> Result<()> {
+    let (used, limit) = (used(), limit());
+    if used.saturating_add(bytes) > limit {
+        return Err(crate::err!(
+            LimitExceeded,
+            "{what} needs {bytes} bytes of a heap that holds {used}; the limit heapBytes is {limit}"
+        ));
+    }
+    Ok(())
+}
