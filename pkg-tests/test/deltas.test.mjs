@@ -162,3 +162,29 @@ test('runtime.events(): an async iterable of the runtime events, by tree and typ
     assert.throws(() => runtime.events(bad), (e) => e.code === 'INVALID_ARGUMENT', JSON.stringify(bad));
   }
 });
+
+test('runtime.events(): a reader that lets more than bufferBytes wait is cut off, told once with LIMIT_EXCEEDED, and what waited is dropped', async () => {
+  const host = { async runTurn(turn) { return { messages: [`${turn.name}: ${'o'.repeat(1000)}`] }; } };
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  const lagging = runtime.events({ root: 'root', bufferBytes: 64 << 10 });
+  const reading = runtime.events({ root: 'root', bufferBytes: 64 << 10 });
+  // 40 rounds of a 1000-character message and answer: about 3 KiB each, 120 KiB in all.
+  let ends = 0;
+  for (let round = 0; round < 40; round++) {
+    await (await runtime.ask(lead, 'lead', 'm'.repeat(1000))).answer;
+    for (;;) {
+      const { value, done } = await reading.next();
+      assert.equal(done, false, 'a reader that keeps up is never cut off');
+      if (value.type === 'subagent/turn' && value.event.phase === 'end') break;
+    }
+    ends += 1;
+  }
+  assert.equal(ends, 40);
+  await assert.rejects(lagging.next(), (e) => e instanceof SubagentError && e.code === 'LIMIT_EXCEEDED' && /fell \d+ events \(\d+ bytes\) behind, past its bufferBytes \(65536\)/.test(e.message));
+  assert.deepEqual(await lagging.next(), { value: undefined, done: true }, 'told once, then ended');
+  await reading.return();
+  for (const bad of [{ bufferBytes: 1 }, { bufferBytes: 2 ** 30 }, { bufferBytes: '64k' }, { bufferBytes: 1.5 }]) {
+    assert.throws(() => runtime.events(bad), (e) => e.code === 'INVALID_ARGUMENT' && /bufferBytes/.test(e.message), JSON.stringify(bad));
+  }
+});

@@ -26,6 +26,18 @@ function busyHost() {
   return { host, running, turns: () => turns };
 }
 
+/** Calls `send` until it is refused (at most 200 times): how many it took, and the refusal. */
+async function untilRefused(send, what) {
+  for (let accepted = 0; accepted < 200; accepted++) {
+    try {
+      await send();
+    } catch (refused) {
+      return { accepted, refused };
+    }
+  }
+  assert.fail(`${what} was never bounded`);
+}
+
 test('messages queued for a busy member stop at memberQueueBytes; the runtime keeps answering, and room returns when a turn takes them', async () => {
   const { host, running, turns } = busyHost();
   const store = new MemoryStore({ maxBytes: 512 << 20 });
@@ -33,18 +45,7 @@ test('messages queued for a busy member stop at memberQueueBytes; the runtime ke
   const lead = await runtime.openRoot({ sessionId: 'root' });
   await runtime.prompt(lead, 'lead', 'Work.');
   await running;
-  let accepted = 0;
-  let refused;
-  for (;;) {
-    try {
-      await runtime.prompt(lead, 'lead', MESSAGE);
-      accepted += 1;
-    } catch (e) {
-      refused = e;
-      break;
-    }
-    assert.ok(accepted < 200, 'the queue was never bounded');
-  }
+  const { accepted, refused } = await untilRefused(() => runtime.prompt(lead, 'lead', MESSAGE), 'the queue');
   assert.equal(accepted, 65, 'about 64 MiB of 1000 KiB messages');
   assert.equal(refused.code, 'LIMIT_EXCEEDED');
   assert.match(refused.message, /"lead" holds \d+ bytes of input its turns have not taken yet; a message of \d+ bytes would pass limits\.memberQueueBytes \(67108864\)/);
@@ -144,18 +145,7 @@ test('past heapBytes every input is refused LIMIT_EXCEEDED, whatever the queue a
   assert.equal(before.limitBytes, 2 ** 31, 'the default heapBytes is 2 GiB');
   assert.ok(before.usedBytes > 0 && before.usedBytes <= before.memoryBytes, JSON.stringify(before));
   setHeapLimit(before.usedBytes + (48 << 20));
-  let accepted = 0;
-  let refused;
-  for (;;) {
-    try {
-      await runtime.prompt(lead, 'lead', MESSAGE);
-      accepted += 1;
-    } catch (e) {
-      refused = e;
-      break;
-    }
-    assert.ok(accepted < 200, 'the heap was never bounded');
-  }
+  const { accepted, refused } = await untilRefused(() => runtime.prompt(lead, 'lead', MESSAGE), 'the heap');
   assert.ok(accepted >= 8 && accepted < 48, `${accepted} messages of 1000 KiB in 48 MiB`);
   assert.equal(refused.code, 'LIMIT_EXCEEDED');
   assert.match(refused.message, /heap that holds \d+ bytes; the limit heapBytes is \d+/);

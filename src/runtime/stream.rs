@@ -7,9 +7,16 @@
 //! most one queued delta per member and kind sits between its other events,
 //! and a coalesced text keeps its latest [`MAX_COALESCED_BYTES`]. Every other
 //! event is kept: those follow durable work (a start, a message accepted, a
-//! turn's end), which the consumer is shown in order.
+//! turn's end), which the consumer is shown in order, with nothing skipped.
+//!
+//! So a consumer that stops reading is not kept forever: once what waits for
+//! it passes its buffer (`bufferBytes`, [`DEFAULT_BUFFER_BYTES`]), the stream
+//! drops what it held, unsubscribes, and its next read fails
+//! `LIMIT_EXCEEDED`; the consumer opens another and reads the logs for what
+//! it missed. A gap is never silent.
 
 use super::{Runtime, RuntimeEvent};
+use crate::core::error::{Result, SubagentError};
 use crate::core::exec::Deferred;
 use crate::core::hash::HashMap;
 use std::cell::RefCell;
@@ -18,6 +25,12 @@ use std::rc::Rc;
 
 /// The most text one coalesced delta keeps (its latest bytes).
 pub const MAX_COALESCED_BYTES: usize = 1 << 20;
+/// What a stream holds for a consumer that lags before it is closed (`bufferBytes`).
+pub const DEFAULT_BUFFER_BYTES: usize = 16 << 20;
+/// The range `bufferBytes` may be set to.
+pub const BUFFER_BYTES_RANGE: (usize, usize) = (64 << 10, 256 << 20);
+/// What a queued event costs beyond the text and data it carries (ids, names, its slot).
+const EVENT_BYTES: usize = 256;
 
 /// Every event type's name, as listeners and streams filter by it.
 pub const EVENT_TYPES: &[&str] = &[
@@ -60,19 +73,60 @@ fn member_of(event: &RuntimeEvent) -> Option<&str> {
     }
 }
 
+/// What an event held in a queue costs: [`EVENT_BYTES`] plus the text and data it carries.
+fn event_size(event: &RuntimeEvent) -> usize {
+    use crate::core::limits::memory_size;
+    let carried = match event {
+        RuntimeEvent::Start(i) => i.label.len(),
+        RuntimeEvent::End(e) => e.info.label.len() + e.error.as_ref().map_or(0, String::len),
+        RuntimeEvent::Message { content, .. } => content.as_ref().map_or(0, memory_size),
+        RuntimeEvent::Turn { output, .. } => output.as_ref().map_or(0, String::len),
+        RuntimeEvent::Delta { part, .. } => part.text.len(),
+        RuntimeEvent::Tool { input, end, .. } => {
+            input.as_ref().map_or(0, memory_size) + end.as_ref().map_or(0, |e| e.content.len())
+        }
+        _ => 0,
+    };
+    EVENT_BYTES + carried
+}
+
 /// The queue between the runtime's listener and the consumer.
-#[derive(Default)]
 pub struct Queue {
     items: VecDeque<RuntimeEvent>,
     /// How many items were ever taken: item `n` is at `n - taken`.
     taken: u64,
     /// Per member, the number of its latest queued event.
     latest: HashMap<String, u64>,
+    /// What the queued items cost ([`event_size`]), and the most they may.
+    bytes: usize,
+    max_bytes: usize,
+    /// Why the stream was closed, until its consumer is told.
+    failed: Option<SubagentError>,
     wake: Option<Deferred<()>>,
     closed: bool,
 }
 
+impl Default for Queue {
+    fn default() -> Self {
+        Queue::new(DEFAULT_BUFFER_BYTES)
+    }
+}
+
 impl Queue {
+    /// An empty queue that holds at most `max_bytes` for its consumer.
+    pub fn new(max_bytes: usize) -> Queue {
+        Queue {
+            items: VecDeque::new(),
+            taken: 0,
+            latest: HashMap::default(),
+            bytes: 0,
+            max_bytes,
+            failed: None,
+            wake: None,
+            closed: false,
+        }
+    }
+
     /// Queues an event, coalescing a delta into its member's queued one.
     pub fn push(&mut self, event: RuntimeEvent) {
         if self.closed {
@@ -85,17 +139,48 @@ impl Queue {
                     self.items.get_mut((at - self.taken) as usize)
                 {
                     if *t == *turn_id && queued.kind == part.kind {
+                        let before = queued.text.len();
                         queued.text.push_str(&part.text);
                         keep_tail(&mut queued.text, MAX_COALESCED_BYTES);
+                        self.bytes = self.bytes - before + queued.text.len();
+                        if self.bytes > self.max_bytes {
+                            self.overflow();
+                        }
                         return;
                     }
                 }
             }
         }
+        let size = event_size(&event);
+        if self.bytes + size > self.max_bytes {
+            return self.overflow();
+        }
+        self.bytes += size;
         if let Some(member) = member_of(&event) {
             self.latest.insert(member.to_owned(), number);
         }
         self.items.push_back(event);
+        self.wake();
+    }
+
+    /// The consumer fell too far behind: drop what waits for it and close,
+    /// keeping the reason for its next read.
+    fn overflow(&mut self) {
+        self.failed = Some(crate::err!(
+            LimitExceeded,
+            "this event stream's reader fell {} events ({} bytes) behind, past its bufferBytes ({}): the stream was closed and what it held dropped; open another and read the logs for what it missed",
+            self.items.len() + 1,
+            self.bytes,
+            self.max_bytes
+        ));
+        self.items.clear();
+        self.latest.clear();
+        self.bytes = 0;
+        self.closed = true;
+        self.wake();
+    }
+
+    fn wake(&mut self) {
         if let Some(wake) = self.wake.take() {
             wake.set(());
         }
@@ -105,6 +190,7 @@ impl Queue {
     pub fn pop(&mut self) -> Option<RuntimeEvent> {
         let event = self.items.pop_front()?;
         self.taken += 1;
+        self.bytes -= event_size(&event);
         if let Some(member) = member_of(&event) {
             if self.latest.get(member).is_some_and(|&n| n < self.taken) {
                 self.latest.remove(member);
@@ -143,14 +229,16 @@ pub struct EventStream {
 impl Runtime {
     /// The runtime's events from now on, as a stream: of one tree when `root`
     /// is given, of these types when `types` is (JS names, `subagent/delta`, ...).
-    pub fn events(&self, root: Option<String>, types: Option<Vec<String>>) -> EventStream {
-        let queue = Rc::new(RefCell::new(Queue::default()));
+    /// A reader that lets more than `buffer_bytes` wait for it is cut off (see the module doc).
+    pub fn events(&self, root: Option<String>, types: Option<Vec<String>>, buffer_bytes: usize) -> EventStream {
+        let queue = Rc::new(RefCell::new(Queue::new(buffer_bytes)));
         let sink = queue.clone();
         let token = self.subscribe(
             root,
             Rc::new(move |event: &RuntimeEvent| {
-                if types.as_ref().is_none_or(|t| t.iter().any(|t| t == event_type(event))) {
-                    sink.borrow_mut().push(event.clone());
+                let mut q = sink.borrow_mut();
+                if !q.closed && types.as_ref().is_none_or(|t| t.iter().any(|t| t == event_type(event))) {
+                    q.push(event.clone());
                 }
             }),
         );
@@ -159,16 +247,21 @@ impl Runtime {
 }
 
 impl EventStream {
-    /// The next event, waiting for one; `None` once closed.
-    pub async fn next(&self) -> Option<RuntimeEvent> {
+    /// The next event, waiting for one; `None` once closed; `LIMIT_EXCEEDED`
+    /// once, when the reader fell past its buffer and the stream closed.
+    pub async fn next(&self) -> Result<Option<RuntimeEvent>> {
         loop {
             let wait = {
                 let mut q = self.queue.borrow_mut();
                 if let Some(event) = q.pop() {
-                    return Some(event);
+                    return Ok(Some(event));
+                }
+                if let Some(e) = q.failed.take() {
+                    self.runtime.unsubscribe(self.token);
+                    return Err(e);
                 }
                 if q.closed {
-                    return None;
+                    return Ok(None);
                 }
                 q.wake.get_or_insert_with(Deferred::new).clone()
             };
@@ -194,6 +287,9 @@ impl EventStream {
             let mut q = self.queue.borrow_mut();
             q.closed = true;
             q.items.clear();
+            q.latest.clear();
+            q.bytes = 0;
+            q.failed = None;
             q.wake.take()
         };
         if let Some(wake) = wake {
@@ -265,6 +361,37 @@ mod tests {
         assert_eq!(q.pop().map(|e| text(&e)).as_deref(), Some("a:one"));
         q.push(delta("a", 2, "two"));
         assert_eq!(q.pop().map(|e| text(&e)).as_deref(), Some("a:two"));
+    }
+
+    #[test]
+    fn a_reader_past_its_buffer_is_cut_off_with_a_reason_and_nothing_held() {
+        let mut q = Queue::new(64 << 10);
+        // Deltas coalesce: a member's streamed text costs its latest bytes, not every part.
+        for _ in 0..1000 {
+            q.push(delta("a", 1, "0123456789"));
+        }
+        assert_eq!(q.len(), 1);
+        // Other events are each kept, in order, until they pass the buffer.
+        let mut pushed = 0;
+        while q.failed.is_none() {
+            q.push(turn_end("b"));
+            pushed += 1;
+            assert!(pushed < 1000, "the buffer was never bounded");
+        }
+        assert!(pushed > 100, "{pushed} events of 256 bytes beside a 64 KiB buffer");
+        assert_eq!((q.len(), q.bytes, q.closed), (0, 0, true), "what it held is dropped");
+        let e = q.failed.take().unwrap();
+        assert_eq!(e.code, crate::ErrorCode::LimitExceeded);
+        assert!(e.message.contains("past its bufferBytes (65536)"), "{}", e.message);
+        q.push(turn_end("b"));
+        assert_eq!(q.len(), 0, "a closed queue takes nothing");
+        // Taking events gives their room back.
+        let mut q = Queue::new(64 << 10);
+        for _ in 0..10_000 {
+            q.push(turn_end("b"));
+            q.pop().unwrap();
+        }
+        assert!(q.failed.is_none() && q.bytes == 0);
     }
 
     #[test]

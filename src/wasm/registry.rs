@@ -96,7 +96,7 @@ pub(super) fn dispatch(op: &str, args: &Array) -> Result<JsValue> {
             let stream = STREAMS.with(|s| s.borrow().get(&(rt_id, id)).cloned());
             Ok(future_to_promise(async move {
                 let event = match stream {
-                    Some(stream) => stream.next().await,
+                    Some(stream) => stream.next().await.map_err(super::error::to_js)?,
                     None => None,
                 };
                 let item = Object::new();

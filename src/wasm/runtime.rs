@@ -9,7 +9,7 @@ use super::args::{
     budget_arg, content_arg, limits_arg, link_signal_or_options, opt_budget, opt_cwd, opt_id, opt_json, opt_string,
     reject,
 };
-use super::convert::{bounded_string, describe, get, id_arg, is_objectish, options_arg, set, string_arg};
+use super::convert::{bounded_string, count_arg, describe, get, id_arg, is_objectish, options_arg, set, string_arg};
 use super::error::{invalid, to_js};
 use super::future_to_promise;
 use super::handles::{agent_from_js, agent_to_js, make_activation, make_disposer, quiet};
@@ -25,7 +25,7 @@ use crate::core::json::Value;
 use crate::core::limits::MAX_STORED_EVENT_BYTES;
 use crate::core::limits::MAX_TREE_DEPTH;
 use crate::core::store::Store;
-use crate::runtime::stream::EVENT_TYPES;
+use crate::runtime::stream::{BUFFER_BYTES_RANGE, DEFAULT_BUFFER_BYTES, EVENT_TYPES};
 use crate::runtime::{
     ActivationSpec, Agent, Delivery, InterruptAuthority, Recovery, Runtime, RuntimeEvent, RuntimeOptions, Scheduling,
 };
@@ -583,7 +583,8 @@ impl JsRuntime {
     /// The runtime's events from now on as an async iterator of `{ type, event }`,
     /// of one tree (`root`, a Session id) and of some `types`; deltas coalesce
     /// while the consumer lags (see `runtime::stream`); `break`, `return()` or
-    /// the signal unsubscribes.
+    /// the signal unsubscribes. A reader that lets more than `bufferBytes` wait
+    /// is cut off: its next read rejects `LIMIT_EXCEEDED`.
     #[wasm_bindgen(unchecked_return_type = "AsyncIterableIterator<RuntimeEventItem>")]
     pub fn events(
         &self,
@@ -592,8 +593,19 @@ impl JsRuntime {
         let what = "options";
         let options = options.map(|o| options_arg(&o, what)).transpose().map_err(to_js)?.flatten();
         let parsed = (|| -> Result<_> {
-            let Some(o) = &options else { return Ok((None, None, JsValue::UNDEFINED)) };
+            let Some(o) = &options else { return Ok((None, None, JsValue::UNDEFINED, DEFAULT_BUFFER_BYTES)) };
             let root = opt_id(o, "root", what)?;
+            let buffer = match get(o, "bufferBytes", what)? {
+                b if b.is_undefined() => DEFAULT_BUFFER_BYTES,
+                b => {
+                    let n = count_arg(&b, "options.bufferBytes")?;
+                    let (lo, hi) = BUFFER_BYTES_RANGE;
+                    if n < lo as u64 || n > hi as u64 {
+                        return Err(invalid(format!("options.bufferBytes must be from {lo} to {hi}, not {n}")));
+                    }
+                    n as usize
+                }
+            };
             let types_js = get(o, "types", what)?;
             let types = if types_js.is_undefined() || types_js.is_null() {
                 None
@@ -615,11 +627,11 @@ impl JsRuntime {
             };
             // Validated here; the iterator listens for its abort.
             Link::from_options(Some(o), what, true)?;
-            Ok((root, types, get(o, "signal", what)?))
+            Ok((root, types, get(o, "signal", what)?, buffer))
         })();
-        let (root, types, signal) = parsed.map_err(to_js)?;
+        let (root, types, signal, buffer) = parsed.map_err(to_js)?;
         let id = NEXT_HOLD.with(|n| n.replace(n.get() + 1));
-        let stream = std::rc::Rc::new(self.rt.events(root, types));
+        let stream = std::rc::Rc::new(self.rt.events(root, types, buffer));
         STREAMS.with(|s| s.borrow_mut().insert((self.id, id), stream));
         Ok(super::handles::make_event_stream(self.id, id, &signal))
     }

@@ -635,11 +635,15 @@ export type RuntimeEventItem = { [K in RuntimeEventType]: { type: K; event: Runt
  * the signal's abort ends the stream. While the consumer lags, a member's
  * deltas coalesce (one queued delta per member and part kind between its
  * other events, keeping the latest 1 MiB of text); no other event is dropped.
+ * A reader that lets more than `bufferBytes` wait is cut off: what waited is
+ * dropped and its next read rejects `LIMIT_EXCEEDED` (a gap is never silent).
  */
 export interface EventsOptions {
   root?: string;
   types?: RuntimeEventType[];
   signal?: AbortSignalLike;
+  /** What may wait for the reader: each event 256 bytes plus its text and data. Default 16 MiB; 64 KiB - 256 MiB. */
+  bufferBytes?: number;
 }
 
 export interface OnOptions {
