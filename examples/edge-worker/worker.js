@@ -11,7 +11,8 @@
 //   POST /trees/:id/message            { to: fullName, message, delivery?: 'steer'|'queue' } -> 202
 //   POST /trees/:id/interrupt          { agent: fullName } -> 200 { agent, id, signalled }
 // Limits (UTF-8 bytes, see LIMITS): a body over 64 KiB is refused 413 while it
-// is read; label 256 B, prompt and message 16 KiB, member references 256 B.
+// is read, one not whole within 10 s (BODY_TIMEOUT_MS) 408; label 256 B,
+// prompt and message 16 KiB, member references 256 B.
 //   GET  /trees/:id/transcript?agent=  one member's messages and turn results
 //   GET  /trees/:id/events             server-sent events: subagent/start, subagent/end, subagent/catalog
 //   POST /trees/:id/mcp                the tree as an MCP server (Streamable HTTP, stateless, JSON
@@ -23,17 +24,21 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { SubagentRuntime, SubagentError, validateName } from 'subagent-tree';
+import { SubagentRuntime, SubagentError, projectCatalog, validateName } from 'subagent-tree';
 import { DurableObjectStore } from 'subagent-tree/durable-object-store';
 import { mcpServer } from 'subagent-tree/mcp';
 import { instrument } from 'subagent-tree/otel';
 import { OpenAIHost } from 'subagent-tree/openai-host';
 
 const STREAMED = ['subagent/start', 'subagent/end', 'subagent/catalog'];
+/** Deeper than any tree a runtime may hold (maxDepth is at most 64): a longer chain of records is not a member's. */
+const MAX_DEPTH_READ = 64;
 
 /** The worker's documented limits, in UTF-8 bytes (README: "Limits"). */
 const LIMITS = Object.freeze({
   bodyBytes: 64 * 1024,
+  /** Milliseconds a request body has to arrive whole (env BODY_TIMEOUT_MS). */
+  bodyMs: 10_000,
   labelBytes: 256,
   promptBytes: 16 * 1024,
   messageBytes: 16 * 1024,
@@ -62,6 +67,7 @@ const STATUS = {
   DRAINING: 409,
   ACTIVATION_CLOSING: 409,
   APPEND_CONFLICT: 409,
+  REQUEST_TIMEOUT: 408,
   LIMIT_EXCEEDED: 413,
   ACTIVATION_LIMIT_REACHED: 429,
   CANCELLED: 503,
@@ -140,7 +146,7 @@ async function route(request, env) {
   inner.search = url.search;
   if (request.method !== 'POST') return env.TREES.get(id).fetch(new Request(inner, request));
   // A body is read here, bounded while it streams, so an oversized one never reaches the object.
-  const text = await readBody(request);
+  const text = await readBody(request, intEnv(env.BODY_TIMEOUT_MS, LIMITS.bodyMs));
   const headers = { 'content-type': 'application/json' };
   // MCP's Streamable HTTP reads what the client accepts and the protocol version it speaks.
   for (const name of ['accept', 'mcp-protocol-version']) {
@@ -157,9 +163,11 @@ function tooLarge() {
 /**
  * The request body as text, refused with 413 as soon as it passes
  * `LIMITS.bodyBytes` (a declared Content-Length over it is refused before
- * reading; a streamed body is cancelled at the first chunk over it).
+ * reading; a streamed body is cancelled at the first chunk over it), and with
+ * 408 when it has not arrived whole within `deadlineMs`: a client that stops
+ * sending holds no request open.
  */
-async function readBody(request) {
+async function readBody(request, deadlineMs = LIMITS.bodyMs) {
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > LIMITS.bodyBytes) {
     await request.body?.cancel().catch(() => {});
@@ -169,15 +177,25 @@ async function readBody(request) {
   const reader = request.body.getReader();
   const chunks = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > LIMITS.bodyBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
+  let timer;
+  const expired = new Promise((resolve) => (timer = setTimeout(resolve, deadlineMs, null)));
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), expired]);
+      if (next === null) {
+        await reader.cancel().catch(() => {});
+        throw fail('REQUEST_TIMEOUT', `the request body did not arrive whole within ${deadlineMs} ms (bodyMs)`);
+      }
+      if (next.done) break;
+      size += next.value.byteLength;
+      if (size > LIMITS.bodyBytes) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge();
+      }
+      chunks.push(next.value);
     }
-    chunks.push(value);
+  } finally {
+    clearTimeout(timer);
   }
   const bytes = new Uint8Array(size);
   let at = 0;
@@ -254,13 +272,44 @@ function intEnv(value, fallback) {
   return Number.isSafeInteger(n) && n > 0 ? n : fallback;
 }
 
+/** The tree's store, counting the logs read (each answer's `Server-Timing` says how many it took). */
+class CountedStore extends DurableObjectStore {
+  reads = 0;
+  read(...args) {
+    this.reads += 1;
+    return super.read(...args);
+  }
+  readMany(ids, ...rest) {
+    this.reads += Array.isArray(ids) ? ids.length : 1;
+    return super.readMany(ids, ...rest);
+  }
+  length(...args) {
+    this.reads += 1;
+    return super.length(...args);
+  }
+}
+
+/**
+ * `Server-Timing: store;desc="N reads"`: the logs a request read (work of the
+ * tree running meanwhile counts too). A POST's count follows the depth of the
+ * member it names, not the size of the tree.
+ */
+function serverTiming(response, reads) {
+  try {
+    response.headers.set('server-timing', `store;desc="${reads} reads"`);
+    return response;
+  } catch {
+    return response; // a response with immutable headers goes as it is
+  }
+}
+
 /** One tree: its root session id is this object's id. */
 export class TreeDO {
   constructor(state, env) {
     this.state = state;
     this.env = env;
     this.rootId = state.id.toString();
-    this.store = new DurableObjectStore(state.storage, { prefix: 'log/' });
+    this.store = new CountedStore(state.storage, { prefix: 'log/' });
     this.maxDepth = intEnv(env.MAX_DEPTH, 3);
     this.capacity = intEnv(env.CAPACITY, 16);
     this.live = null; // Promise<{ runtime, root }>
@@ -294,10 +343,11 @@ export class TreeDO {
   }
 
   async fetch(request) {
+    const before = this.store.reads;
     try {
-      return await this.handle(request);
+      return serverTiming(await this.handle(request), this.store.reads - before);
     } catch (e) {
-      return errorResponse(e);
+      return serverTiming(errorResponse(e), this.store.reads - before);
     } finally {
       // Spans of this request still being posted finish after its response.
       if (this.tracing) this.state.waitUntil?.(this.tracing.provider.forceFlush());
@@ -415,16 +465,40 @@ export class TreeDO {
     return json({ id: this.rootId, host: hostKind, root: { sessionId: this.rootId, name: 'lead' }, rows, recoveryAlarm: alarm });
   }
 
-  /** A member by reference (`lead`, a full name, or a Session id of this tree): `{ id, name, depth, mode, rows }`. */
+  /**
+   * A member by reference (`lead`, a full name, or a Session id of this tree):
+   * `{ id, name, depth }`. What it costs follows the member's depth, never the
+   * tree's size: the runtime resolves the reference along its path, and the
+   * full name is read back up the members' own `session/start` records.
+   */
   async member(runtime, root, ref, field) {
     if (typeof ref !== 'string' || ref === '') throw fail('INVALID_ARGUMENT', `${field} must be a full name such as reviewer/checker`);
     bounded(ref, field, LIMITS.refBytes, 'refBytes');
     const id = await runtime.resolveName(root, ref, {});
-    const rows = await runtime.listDescendants(this.rootId, {});
-    if (id === this.rootId) return { id, name: 'lead', depth: 0, mode: 'root', rows };
-    const row = rows.find((r) => r.kind === 'child' && r.id === id);
-    if (!row) throw fail('UNKNOWN_AGENT', `${JSON.stringify(ref.slice(0, 100))} is not a member of this tree`);
-    return { id, name: row.path ?? row.id, depth: row.depth, mode: row.mode, rows };
+    const names = [];
+    for (let at = id; at !== this.rootId; ) {
+      const start = await this.ownStart(at);
+      if (!start || typeof start.parentId !== 'string' || names.length > MAX_DEPTH_READ) {
+        throw fail('UNKNOWN_AGENT', `${JSON.stringify(ref.slice(0, 100))} is not a member of this tree`);
+      }
+      names.unshift(typeof start.name === 'string' ? start.name : at);
+      at = start.parentId;
+    }
+    return { id, name: names.length ? names.join('/') : 'lead', depth: names.length };
+  }
+
+  /** A member's own `session/start` payload (a fork's log also holds the ones it inherited, earlier). */
+  async ownStart(id) {
+    const starts = (await this.store.read(id, { types: ['session/start'] })) ?? [];
+    return starts.filter((e) => e.seq === (e.payload?.inheritedEventCount ?? 0)).at(-1)?.payload;
+  }
+
+  /** The names of a member's children, from its own catalog (not its whole tree). */
+  async childNames(id) {
+    const events = (await this.store.read(id, { types: ['session/start', 'subagent/catalog'] })) ?? [];
+    const start = id === this.rootId ? undefined : events.filter((e) => e.type === 'session/start' && e.seq === (e.payload?.inheritedEventCount ?? 0)).at(-1);
+    const entries = projectCatalog(events, { inheritedEventCount: start?.payload.inheritedEventCount ?? 0 });
+    return new Set(entries.map((e) => e.name));
   }
 
   async spawn(input) {
@@ -445,7 +519,7 @@ export class TreeDO {
     if (target.depth + 1 > this.maxDepth) {
       throw fail('DEPTH_EXCEEDED', `${target.name} is at depth ${target.depth}; this tree has children down to depth ${this.maxDepth}`);
     }
-    if (name !== undefined && target.rows.some((r) => r.kind === 'child' && r.parentId === target.id && r.name === name)) {
+    if (name !== undefined && (await this.childNames(target.id)).has(name)) {
       throw fail('DUPLICATE_NAME', `${target.name} already has a child named ${JSON.stringify(name)}`);
     }
     // The parent's live handle under the root's authority: a cold member is resumed

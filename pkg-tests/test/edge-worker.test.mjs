@@ -230,9 +230,51 @@ function postUnfinished(url, sent) {
   });
 }
 
+test('the example worker: what a POST reads follows the depth of the member it names, not the size of the tree', async () => {
+  const persist = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-reads-'));
+  const mf = start(persist, { CAPACITY: '64' });
+  try {
+    const api = client(mf);
+    const tree = (await api.post('/trees')).body.id;
+    const spawn = async (parent, name) => {
+      const made = await api.post(`/trees/${tree}/spawn`, { parent, name, label: name, prompt: 'p' });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+    };
+    const quiet = () => until(async () => (await api.get(`/trees/${tree}`)).body.rows.every((r) => r.activity === 'inactive'), 'the tree to settle');
+    // Reads of requests naming `deep/inner` (depth 2) and lead's child `deep`: interrupts and a refused spawn.
+    const reads = async () => {
+      const counts = [];
+      for (const [route, body, status] of [
+        ['interrupt', { agent: 'deep/inner' }, 200],
+        ['interrupt', { agent: 'deep' }, 200],
+        ['spawn', { parent: 'deep', name: 'inner', label: 'again', prompt: 'p' }, 409],
+      ]) {
+        const res = await mf.dispatchFetch(`http://edge/trees/${tree}/${route}`, { method: 'POST', body: JSON.stringify(body) });
+        assert.equal(res.status, status, await res.text());
+        const header = res.headers.get('server-timing');
+        const n = Number(/^store;desc="(\d+) reads"$/.exec(header ?? '')?.[1]);
+        assert.ok(Number.isInteger(n) && n > 0, String(header));
+        counts.push(n);
+      }
+      return counts;
+    };
+    await spawn('lead', 'deep');
+    await spawn('deep', 'inner');
+    await quiet();
+    const small = await reads();
+    for (let i = 0; i < 40; i++) await spawn('lead', `wide-${i}`);
+    await quiet();
+    assert.equal((await api.get(`/trees/${tree}`)).body.rows.length, 42);
+    // Before, each of these listed the whole tree: 40 more members, 40 more reads each.
+    assert.deepEqual(await reads(), small, `reads with 2 members: ${small}`);
+  } finally {
+    await mf.dispose();
+  }
+});
+
 test('the example worker: limits in UTF-8 bytes while the body streams, bounded fields, public paths in errors, interrupt receipts, refused spawns write nothing', async () => {
   const persist = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-limits-'));
-  const mf = start(persist);
+  const mf = start(persist, { BODY_TIMEOUT_MS: '400' });
   try {
     const api = client(mf);
     const tree = (await api.post('/trees')).body.id;
@@ -259,6 +301,11 @@ test('the example worker: limits in UTF-8 bytes while the body streams, bounded 
     const streamed = await postUnfinished(new URL(`/trees/${tree}/message`, await mf.ready), 256 * 1024);
     assert.equal(streamed.status, 413, streamed.text);
     assert.equal(JSON.parse(streamed.text).error.code, 'LIMIT_EXCEEDED');
+    // A body that stops arriving is refused when its deadline passes (bodyMs, here 400 ms):
+    // a client that sends 100 bytes and then nothing holds no request open.
+    const stalled = await postUnfinished(new URL(`/trees/${tree}/message`, await mf.ready), 100);
+    assert.equal(stalled.status, 408, stalled.text);
+    assert.deepEqual(JSON.parse(stalled.text).error, { code: 'REQUEST_TIMEOUT', message: 'the request body did not arrive whole within 400 ms (bodyMs)' });
     // A declared Content-Length over the limit is refused too.
     await expectError(api.post(`/trees/${tree}/spawn`, 'x'.repeat(70 * 1024), true), 413, 'LIMIT_EXCEEDED');
     // Invalid UTF-8 is a coded 400.
