@@ -45,11 +45,11 @@ async function scriptedStepAbort(turn) {
 }
 
 /** Runs the release scenario over `host`; the test interrupts the checker once it works. */
-async function runRelease(makeHost, { seed = 'release', store = new MemoryStore(), interrupt = true } = {}) {
+async function runRelease(makeHost, { seed = 'release', store = new MemoryStore(), interrupt = true, maxDepth = 2, defaultCwd } = {}) {
   let working;
   const checkerWorking = new Promise((resolve) => (working = resolve));
   const host = makeHost(() => working());
-  const runtime = new SubagentRuntime({ store, host, maxDepth: 2, now: virtualClock().now, newId: seededIds(seed) });
+  const runtime = new SubagentRuntime({ store, host, maxDepth, defaultCwd, now: virtualClock().now, newId: seededIds(seed) });
   host.attach?.(runtime);
   const lead = await runtime.openRoot();
   await runtime.prompt(lead, 'lead', 'Ship the release.');
@@ -179,6 +179,20 @@ test('drift fails with REPLAY_DRIFT naming the member, the turn and the first di
   const other = await runRelease(() => replayHost(recorder.cassette()), { seed: 'another seed', interrupt: false });
   await settle(other.runtime, other.lead).catch(() => {});
   assert.throws(() => other.host.check(), (e) => e.code === 'REPLAY_DRIFT' && /^replay drift at lead turn 1: steps\[0\]\.result \(spawn_agent\)\.content \(at character \d+\): recorded/.test(e.message));
+  // What a turn was offered is in its record: other tools (a smaller maxDepth takes spawning away
+  // from the reviewer), another working directory or another output schema is drift.
+  const offered = async (options, cassette = recorder.cassette()) => {
+    const run = await runRelease(() => replayHost(cassette), { interrupt: false, ...options });
+    await settle(run.runtime, run.lead).catch(() => {});
+    return assert.throws(() => run.host.check(), (e) => e.code === 'REPLAY_DRIFT' && (errors.push(e.message), true));
+  };
+  const errors = [];
+  await offered({ maxDepth: 1 });
+  await offered({ defaultCwd: '/elsewhere' });
+  await offered({}, recorder.cassette().replace('"outputSchema":null', '"outputSchema":{"type":"object"}'));
+  assert.match(errors[0], /^replay drift at reviewer turn 1: tools\[\d+\] \(at character \d+\): recorded "(spawn_agent|fork_agent)", now /);
+  assert.match(errors[1], /^replay drift at lead turn 1: cwd \(at character 1\): recorded "\/.*", now "\/elsewhere"$/);
+  assert.equal(errors[2], 'replay drift at lead turn 1: outputSchema: recorded "{\\"type\\":\\"object\\"}", now "null"');
   // A cassette with a turn the run never asks for.
   const extra = `${recorder.cassette()}{"name":"ghost","turn":1,"first":true,"inputText":[],"steps":[],"outcome":null}\n`;
   const short = await runRelease(() => replayHost(extra), { interrupt: false });

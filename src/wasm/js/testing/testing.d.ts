@@ -114,6 +114,10 @@ export interface CassetteRecord {
   turn: number;
   first: boolean;
   inputText: string[];
+  /** What the turn was offered (absent in older cassettes, then not compared): its tools' names, output schema (`null` for none) and cwd. A replay offered otherwise is drift. */
+  tools?: string[];
+  outputSchema?: JsonValue;
+  cwd?: string;
   steps: CassetteStep[];
   /** What the host returned (`null` for nothing). */
   outcome?: JsonValue;

@@ -338,7 +338,17 @@ export function recordingHost(host, { onRecord } = {}) {
         if (taken.length) steps.push({ steered: taken.map((m) => m.text) });
         return taken;
       };
-      const record = { name: turn.name, turn: n, first: turn.first, inputText: [...turn.inputText], steps };
+      // What the turn was offered, so a replay under other options (maxDepth, outputSchema, cwd) is drift.
+      const record = {
+        name: turn.name,
+        turn: n,
+        first: turn.first,
+        inputText: [...turn.inputText],
+        tools: turn.tools.map((t) => t.name),
+        outputSchema: json(turn.outputSchema) ?? null,
+        cwd: turn.cwd,
+        steps,
+      };
       // Where among the steps an interrupt (or disposal, or drain) reached the turn: the replay waits for it there.
       const onAbort = () => steps.push({ aborted: true });
       if (turn.signal.aborted) onAbort();
@@ -429,6 +439,23 @@ export function firstDifference(recorded, now, path = '') {
 }
 
 /**
+ * Where what a turn is offered differs from its record: the tools (a changed
+ * `maxDepth` takes `spawn_agent` away), the output schema, the working
+ * directory. Records written before these were kept are not compared on them.
+ */
+function offeredDifference(record, turn) {
+  if (Array.isArray(record.tools)) {
+    const d = firstDifference(record.tools, turn.tools.map((t) => t.name), 'tools');
+    if (d) return d;
+  }
+  if ('outputSchema' in record) {
+    const d = firstDifference(record.outputSchema, json(turn.outputSchema) ?? null, 'outputSchema');
+    if (d) return d;
+  }
+  return typeof record.cwd === 'string' ? firstDifference(record.cwd, turn.cwd, 'cwd') : undefined;
+}
+
+/**
  * A host that replays a cassette without a model. Each turn must match its
  * record: the input text, then each step in order (steered messages taken,
  * tool calls, which really run, and their results, and an interrupt where one
@@ -464,7 +491,7 @@ export function replayHost(cassette, { onTurn } = {}) {
       if (!record) throw drift(turn.name, n, `the cassette has no such turn; its input: ${quote(turn.inputText.join('\n'))}`);
       ran.add(key);
       onTurn?.({ name: turn.name, turn: n, inputText: turn.inputText });
-      const d = firstDifference(record.inputText, [...turn.inputText], 'inputText');
+      const d = firstDifference(record.inputText, [...turn.inputText], 'inputText') ?? offeredDifference(record, turn);
       if (d) throw drift(turn.name, n, d);
       const where = turnRef(turn.name, n);
       for (const [j, step] of record.steps.entries()) {
