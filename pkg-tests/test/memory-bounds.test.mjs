@@ -38,6 +38,20 @@ async function untilRefused(send, what) {
   assert.fail(`${what} was never bounded`);
 }
 
+// First in the file: the instance's memory has not grown yet, so its growth here is this test's.
+test('an append past a MemoryStore\'s room is refused before it is copied whole: the heap grows by at most that room', async () => {
+  const before = heapUsage().memoryBytes;
+  const store = new MemoryStore({ maxBytes: 8 << 20 });
+  // 4 Mi small numbers: 8 MiB of JSON, 64 MiB once held as values.
+  const events = [0, 1].map((seq) => ({ seq, type: 'note', payload: new Array(2 << 20).fill(7) }));
+  await assert.rejects(store.append('s', events), (e) => e.code === 'LIMIT_EXCEEDED' && /^this MemoryStore holds 0 bytes; the events to append to session "s" take more than the 8388608 left of its maxBytes \(8388608\)$/.test(e.message));
+  const grown = heapUsage().memoryBytes - before;
+  assert.ok(grown <= 24 << 20, `the heap grew ${grown} bytes (before: about 64 MiB)`);
+  assert.deepEqual(store.usage(), { bytes: 0, maxBytes: 8 << 20 });
+  await store.append('s', [{ seq: 0, type: 'note', payload: [1, 2, 3] }]);
+  assert.equal((await store.read('s')).length, 1, 'the store takes what fits');
+});
+
 test('messages queued for a busy member stop at memberQueueBytes; the runtime keeps answering, and room returns when a turn takes them', async () => {
   const { host, running, turns } = busyHost();
   const store = new MemoryStore({ maxBytes: 512 << 20 });

@@ -28,6 +28,8 @@ pub const MAX_HEAP_BYTES: usize = 3 << 30;
 
 static USED: AtomicUsize = AtomicUsize::new(0);
 static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_HEAP_BYTES);
+/// A lower ceiling for one conversion ([`within`]): what it may hold in all.
+static CEILING: AtomicUsize = AtomicUsize::new(usize::MAX);
 
 /// A global allocator that counts the bytes `A` holds for the program.
 pub struct Counting<A>(pub A);
@@ -88,9 +90,20 @@ pub fn set_limit(bytes: usize) -> Result<()> {
     Ok(())
 }
 
-/// Bytes that may still be admitted.
+/// Bytes that may still be admitted (or copied, under a [`within`] ceiling).
 pub fn room() -> usize {
-    limit().saturating_sub(used())
+    limit().min(CEILING.load(Relaxed)).saturating_sub(used())
+}
+
+/// Runs `f` (a conversion) allowed to hold at most `bytes` more than now,
+/// where the data is bound for a place with that much room (a `MemoryStore`
+/// near its `maxBytes`): it is refused when it would pass them, before it is
+/// copied whole.
+pub fn within<T>(bytes: usize, f: impl FnOnce() -> T) -> T {
+    let previous = CEILING.swap(used().saturating_add(bytes), Relaxed);
+    let out = f();
+    CEILING.store(previous, Relaxed);
+    out
 }
 
 /// Whether `bytes` more of `what` fit under the limit: `LIMIT_EXCEEDED` naming

@@ -31,10 +31,11 @@ extern "C" {
     fn rows_from_json(text: &str, bases: &[i32]) -> Result<JsValue, JsValue>;
 }
 
-/// A text budget that leaves the parse within the heap limit (a value takes
-/// several times its JSON text); past it the exact reader meters each copy.
+/// A budget that leaves the parse within the heap's room: a value measured
+/// as one byte takes a 16-byte `Value` (and its array's spare capacity);
+/// past it the exact reader meters each copy against the room.
 fn within_heap(bytes: usize) -> usize {
-    bytes.min(crate::core::heap::room() / 8)
+    bytes.min(crate::core::heap::room() / 32)
 }
 
 /// An object or array of at most `max_bytes` as [`json_size`] measures it

@@ -13,7 +13,7 @@ use super::convert::{
 };
 use super::error::{from_thrown, invalid, settle, to_js};
 use super::signal::Link;
-use crate::core::error::{ErrorCode, Result, SubagentError};
+use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::core::event::SessionEvent;
 use crate::core::exec::LocalBoxFuture;
 use crate::core::limits::MAX_READ_BYTES;
@@ -435,7 +435,20 @@ impl WasmMemoryStore {
         let inner = self.inner.clone();
         promise((|| {
             let id = id_arg(&session_id, "sessionId")?;
-            let events = super::convert::events_from_js(&events, Default::default()).map_err(|e| e.error("events"))?;
+            // Copied only as far as the store has room for: a batch far over it is refused before it is held whole.
+            let (held, max) = inner.usage();
+            let room = max.saturating_sub(held);
+            // Twice the room and a MiB: a conversion holds its text and its values for a while.
+            let ceiling = room.saturating_mul(2).saturating_add(1 << 20);
+            let store_bound = ceiling < crate::core::heap::room();
+            let events = crate::core::heap::within(ceiling, || super::convert::events_from_js(&events, Default::default()))
+                .map_err(|e| match e.code {
+                    ErrorCode::LimitExceeded if store_bound && e.fragment.contains("heapBytes") => SubagentError::new(
+                        ErrorCode::LimitExceeded,
+                        format!("this MemoryStore holds {held} bytes; the events to append to session {} take more than the {room} left of its maxBytes ({max})", Quoted(&id)),
+                    ),
+                    _ => e.error("events"),
+                })?;
             inner.append_now(&id, events)?;
             Ok(JsValue::UNDEFINED)
         })())
