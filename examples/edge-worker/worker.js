@@ -14,7 +14,8 @@
 // is read, one not whole within 10 s (BODY_TIMEOUT_MS) 408; label 256 B,
 // prompt and message 16 KiB, member references 256 B.
 //   GET  /trees/:id/transcript?agent=  one member's messages and turn results
-//   GET  /trees/:id/events             server-sent events: subagent/start, subagent/end, subagent/catalog
+//   GET  /trees/:id/events             Server-Sent Events of the tree (events.js): durable events with ids,
+//                                      resumed after Last-Event-ID (or ?lastEventId=); deltas best-effort
 //   POST /trees/:id/mcp                the tree as an MCP server (Streamable HTTP, stateless, JSON
 //                                      responses): lead's tree tools and the subagent-tree://tree resource
 // Tracing: with OTEL_EXPORTER_OTLP_ENDPOINT set, every tree's work is exported
@@ -29,8 +30,8 @@ import { DurableObjectStore } from 'subagent-tree/durable-object-store';
 import { mcpServer } from 'subagent-tree/mcp';
 import { instrument } from 'subagent-tree/otel';
 import { OpenAIHost } from 'subagent-tree/openai-host';
+import { STREAM_LIMITS, TreeEvents } from './events.js';
 
-const STREAMED = ['subagent/start', 'subagent/end', 'subagent/catalog'];
 /** Deeper than any tree a runtime may hold (maxDepth is at most 64): a longer chain of records is not a member's. */
 const MAX_DEPTH_READ = 64;
 
@@ -70,6 +71,7 @@ const STATUS = {
   REQUEST_TIMEOUT: 408,
   LIMIT_EXCEEDED: 413,
   ACTIVATION_LIMIT_REACHED: 429,
+  TOO_MANY_FOLLOWERS: 429,
   CANCELLED: 503,
   PERSISTENCE_UNAVAILABLE: 503,
   CONTINUATION_UNAVAILABLE: 503,
@@ -236,7 +238,10 @@ export function scriptedHost() {
         return { stopReason: 'aborted' };
       }
       const first = (turn.input[0]?.text ?? '').split('\n')[0].slice(0, 120);
-      return { stopReason: 'completed', messages: [`${turn.name} handled: ${first}`] };
+      const reply = `${turn.name} handled: ${first}`;
+      // Streamed word by word, as a model's answer is (subagent/delta).
+      for (const word of reply.split(/(?= )/)) turn.emit({ type: 'text-delta', text: word });
+      return { stopReason: 'completed', messages: [reply] };
     },
   };
 }
@@ -316,6 +321,11 @@ export class TreeDO {
     this.queue = Promise.resolve();
     this.running = new Set(); // members whose turn is running now
     this.tracing = otlpTracing(env);
+    this.journal = new TreeEvents(state.storage, {
+      bufferBytes: intEnv(env.SSE_BUFFER_BYTES, STREAM_LIMITS.bufferBytes),
+      followers: intEnv(env.SSE_FOLLOWERS, STREAM_LIMITS.followers),
+      heartbeatMs: intEnv(env.SSE_HEARTBEAT_MS, STREAM_LIMITS.heartbeatMs),
+    });
   }
 
   /** Sets the recovery alarm unless one is pending. */
@@ -385,6 +395,9 @@ export class TreeDO {
         else this.running.delete(e.sessionId);
         if (this.running.size > 0) this.arm();
       });
+      // Journaled from the first event on, recovery's included.
+      await this.journal.load();
+      this.journal.attach(runtime, this.rootId);
       const root = await runtime.openRoot({ sessionId: this.rootId });
       return { runtime, root, hostKind: model instanceof OpenAIHost ? 'openai' : 'scripted' };
     })();
@@ -416,7 +429,7 @@ export class TreeDO {
       case '/':
         return this.list();
       case '/events':
-        return this.events(request);
+        return this.events(request, url);
       case '/transcript':
         return this.transcript(url.searchParams.get('agent') ?? 'lead');
       case '/spawn': {
@@ -462,7 +475,8 @@ export class TreeDO {
     const { runtime, hostKind } = await this.open();
     const rows = await runtime.listDescendants(this.rootId, {});
     const alarm = (await this.state.storage.getAlarm()) !== null;
-    return json({ id: this.rootId, host: hostKind, root: { sessionId: this.rootId, name: 'lead' }, rows, recoveryAlarm: alarm });
+    const events = { lastEventId: this.journal.lastEventId, followers: this.journal.stats() };
+    return json({ id: this.rootId, host: hostKind, root: { sessionId: this.rootId, name: 'lead' }, rows, recoveryAlarm: alarm, events });
   }
 
   /**
@@ -567,27 +581,23 @@ export class TreeDO {
     return json({ agent: target.name, id: target.id, entries });
   }
 
-  async events(request) {
+  /**
+   * `GET /trees/:id/events`: the tree's Server-Sent Events (events.js), from
+   * the `Last-Event-ID` an EventSource reconnects with (or `?lastEventId=`),
+   * else from now after a `ready` event with the rows.
+   */
+  async events(request, url) {
     const { runtime } = await this.open();
-    const { readable, writable } = new TransformStream();
-    const writer = writable.getWriter();
-    const encoder = new TextEncoder();
-    const unsubscribe = [];
-    let closed = false;
-    const close = () => {
-      if (closed) return;
-      closed = true;
-      for (const off of unsubscribe) off();
-      writer.close().catch(() => {});
-    };
-    const send = (event, data) => {
-      if (closed) return;
-      writer.write(encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)).catch(close);
-    };
-    for (const type of STREAMED) unsubscribe.push(runtime.on(type, (e) => send(type, e), { root: this.rootId }));
-    request.signal?.addEventListener?.('abort', close);
-    send('ready', { id: this.rootId, rows: await runtime.listDescendants(this.rootId, {}) });
-    return new Response(readable, {
+    const raw = request.headers.get('last-event-id') ?? url.searchParams.get('lastEventId');
+    let after = null;
+    if (raw !== null && raw !== '') {
+      if (!/^\d{1,15}$/.test(raw)) throw fail('INVALID_ARGUMENT', `Last-Event-ID must be an event id (a whole number), not ${JSON.stringify(raw.slice(0, 40))}`);
+      after = Number(raw);
+    }
+    const follower = await this.journal.follow(this.rootId, after, () => runtime.listDescendants(this.rootId, {}));
+    if (!follower) throw fail('TOO_MANY_FOLLOWERS', `this tree has as many followers as it may (${this.journal.limits.followers}, SSE_FOLLOWERS)`);
+    request.signal?.addEventListener?.('abort', () => follower.close());
+    return new Response(follower.readable, {
       headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
     });
   }

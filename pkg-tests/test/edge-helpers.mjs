@@ -44,14 +44,15 @@ export async function workerModules(source, workerPath = path.join(root, 'edge-w
  * each `.wasm` kept as a module of its own), `subagent-tree` resolved to the
  * installed package. The main module comes first.
  */
-export async function bundledWorker(source) {
+export async function bundledWorker(source, { resolveDir } = {}) {
   const { build } = await import('esbuild');
   const dir = await mkdtemp(path.join(root, '.edge-bundle-'));
   const entry = path.join(dir, 'worker.mjs');
   await writeFile(entry, source);
   const out = path.join(dir, 'out');
   const result = await build({
-    entryPoints: [entry],
+    // From its own folder when it has one (its relative imports resolve there).
+    ...(resolveDir ? { stdin: { contents: source, resolveDir, sourcefile: 'worker.js' } } : { entryPoints: [entry] }),
     bundle: true,
     format: 'esm',
     target: 'es2022',
@@ -180,7 +181,7 @@ export function agentOf(body) {
   return /You are agent (\S+?)[,\s]/.exec(system)?.[1];
 }
 
-/** Reads a server-sent-event stream into `events` (`{ event, data }`) until cancelled. */
+/** Reads a server-sent-event stream into `events` (`{ event, data, id? }`) until it ends or is cancelled. */
 export function readSSE(response) {
   const events = [];
   const reader = response.body.getReader();
@@ -198,7 +199,9 @@ export function readSSE(response) {
           buffer = buffer.slice(cut + 2);
           const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
           const data = /^data: (.*)$/m.exec(block)?.[1];
-          events.push({ event, data: data === undefined ? undefined : JSON.parse(data) });
+          if (data === undefined) continue; // a field-only block (retry:) dispatches nothing
+          const id = /^id: (.*)$/m.exec(block)?.[1];
+          events.push({ event, data: JSON.parse(data), ...(id === undefined ? {} : { id: Number(id) }) });
         }
       }
     } catch {

@@ -15,7 +15,7 @@ import { bundledWorker, repo, mockOpenAI, mockCollector, otlpSpanTree, toolCall,
 
 const workerSource = await readFile(path.join(repo, 'examples', 'edge-worker', 'worker.js'), 'utf8');
 // Bundled as wrangler bundles it: the worker imports the MCP SDK too.
-const bundle = await bundledWorker(workerSource);
+const bundle = await bundledWorker(workerSource, { resolveDir: path.join(repo, 'examples', 'edge-worker') });
 const { modules, modulesRoot } = bundle;
 after(() => bundle.cleanup());
 
@@ -589,5 +589,191 @@ test('the example worker serves a tree to the MCP SDK\'s Client over Streamable 
   } finally {
     await mf.dispose();
     await rm(persist, { recursive: true, force: true });
+  }
+});
+
+/**
+ * Follows a tree's events as an EventSource does: whenever its stream ends or
+ * fails it connects again, to the Miniflare `current()` answers, sending
+ * `Last-Event-ID` (the last id it was given), until `stop()`. Records every
+ * durable frame and counts deltas, exactly as they arrive (no deduplication).
+ */
+function follower(current, tree) {
+  const state = { durable: [], deltas: 0, ready: null, connections: 0, last: undefined, stopped: false, reader: null };
+  state.done = (async () => {
+    while (!state.stopped) {
+      const mf = await current();
+      if (state.stopped) break;
+      try {
+        const headers = state.last === undefined ? {} : { 'last-event-id': String(state.last) };
+        const res = await mf.dispatchFetch(`http://edge/trees/${tree}/events`, { headers });
+        assert.equal(res.status, 200, await (res.status === 200 ? '' : res.text()));
+        state.connections += 1;
+        const sse = readSSE(res);
+        state.reader = sse;
+        let seen = 0;
+        const take = () => {
+          for (; seen < sse.events.length; seen++) {
+            const e = sse.events[seen];
+            if (e.event === 'ready') {
+              state.ready ??= e.data;
+              state.last ??= e.data.lastEventId;
+            } else if (e.event === 'subagent/delta') state.deltas += 1;
+            else {
+              assert.equal(typeof e.id, 'number', `${e.event} carries an id`);
+              state.durable.push(e);
+              state.last = e.id;
+            }
+          }
+        };
+        // Drained as it arrives; the stream's end (a restart, a drop) sends us round again.
+        const pump = setInterval(take, 5);
+        await sse.done;
+        clearInterval(pump);
+        take();
+      } catch (e) {
+        if (e?.code === 'ERR_ASSERTION') throw e;
+        // The object was being disposed: connect again.
+      }
+    }
+  })();
+  state.stop = async () => {
+    state.stopped = true;
+    await state.reader?.cancel();
+    await state.done;
+  };
+  return state;
+}
+
+test('the example worker streams each tree as Server-Sent Events: 50 trees, 4 followers each, turns streaming, the objects restarted mid-turn; every follower gets every durable event once, in order, and Last-Event-ID resumes with nothing lost', async (t) => {
+  const persist = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-sse-'));
+  const bindings = { SSE_HEARTBEAT_MS: '200' };
+  let mf = start(persist, bindings);
+  let live = Promise.resolve(mf);
+  const current = () => live;
+  const api = { get: (url) => client(mf).get(url), post: (url, body) => client(mf).post(url, body) };
+  const followers = [];
+  const began = Date.now();
+  try {
+    const trees = await Promise.all(Array.from({ length: 50 }, async () => (await api.post('/trees')).body.id));
+    for (const tree of trees) for (let i = 0; i < 4; i++) followers.push({ tree, f: follower(current, tree) });
+    await until(() => followers.every(({ f }) => f.ready), 'every follower to be ready', 30_000);
+    const first = new Map(followers.map(({ tree, f }) => [f, f.ready.lastEventId]));
+    // Each tree: a writer that answers (streaming its reply), a holder whose turn runs until the restart.
+    await Promise.all(trees.map(async (tree) => {
+      assert.equal((await api.post(`/trees/${tree}/spawn`, { name: 'writer', label: 'Write', prompt: 'Draft the notes' })).status, 201);
+      assert.equal((await api.post(`/trees/${tree}/spawn`, { name: 'holder', label: 'Hold', prompt: 'Wait for it [hold]' })).status, 201);
+    }));
+    const rowsOf = async (tree) => (await api.get(`/trees/${tree}`)).body.rows;
+    await until(async () => {
+      for (const tree of trees) {
+        const rows = await rowsOf(tree);
+        if (rows.find((r) => r.path === 'writer')?.activity !== 'inactive' || rows.find((r) => r.path === 'holder')?.activity !== 'running') return false;
+      }
+      return true;
+    }, 'every writer to answer while every holder works', 60_000);
+    // Restart every object mid-turn (the holders'): the followers' streams break and they reconnect.
+    let swap;
+    live = new Promise((resolve) => (swap = resolve));
+    await mf.dispose();
+    mf = start(persist, bindings);
+    await mf.ready;
+    swap(mf);
+    // After the restart: the lost turns are reported as the trees reopen, and each writer works again.
+    await Promise.all(trees.map(async (tree) => {
+      const sent = await api.post(`/trees/${tree}/message`, { to: 'writer', message: 'Once more, with the changelog' });
+      assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    }));
+    const lastIds = new Map();
+    await until(async () => {
+      for (const tree of trees) {
+        const { rows, events } = (await api.get(`/trees/${tree}`)).body;
+        if (rows.some((r) => r.activity === 'running')) return false;
+        lastIds.set(tree, events.lastEventId);
+      }
+      return followers.every(({ tree, f }) => f.last === lastIds.get(tree));
+    }, 'every follower to have every event of its quiet tree', 60_000);
+    const seconds = (Date.now() - began) / 1000;
+    await Promise.all(followers.map(({ f }) => f.stop()));
+
+    // The journal of each tree, replayed from the start (Last-Event-ID 0) by one more follower.
+    let delivered = 0;
+    let deltas = 0;
+    for (const tree of trees) {
+      const journal = follower(() => Promise.resolve(mf), tree);
+      journal.last = 0;
+      await until(() => journal.last === lastIds.get(tree), 'the replay of the journal');
+      await journal.stop();
+      assert.deepEqual(journal.durable.map((e) => e.id), Array.from({ length: lastIds.get(tree) }, (_, i) => i + 1), 'the journal holds ids 1..N');
+      const types = new Set(journal.durable.map((e) => e.event));
+      for (const type of ['subagent/start', 'subagent/catalog', 'subagent/message', 'subagent/turn', 'subagent/end']) assert.ok(types.has(type), `${type} in ${[...types]}`);
+      for (const { f } of followers.filter((x) => x.tree === tree)) {
+        const from = first.get(f);
+        // Exactly once, in order: each id after the one `ready` named, none missing, none repeated.
+        assert.deepEqual(f.durable.map((e) => e.id), Array.from({ length: lastIds.get(tree) - from }, (_, i) => from + i + 1));
+        assert.deepEqual(f.durable, journal.durable.slice(from), 'the same events as the journal');
+        assert.ok(f.connections >= 2, 'the follower reconnected after the restart');
+        delivered += f.durable.length;
+        deltas += f.deltas;
+      }
+    }
+    assert.ok(deltas > 0, 'turns streamed deltas to the followers');
+    // A follower resuming from the middle of the journal gets exactly the rest.
+    const tree = trees[0];
+    const middle = Math.floor(lastIds.get(tree) / 2);
+    const resumed = follower(() => Promise.resolve(mf), tree);
+    resumed.last = middle;
+    await until(() => resumed.last === lastIds.get(tree), 'the resumed follower');
+    await resumed.stop();
+    assert.deepEqual(resumed.durable.map((e) => e.id), Array.from({ length: lastIds.get(tree) - middle }, (_, i) => middle + i + 1));
+    // A follower that went away is forgotten once its connection closes.
+    await until(async () => (await api.get(`/trees/${tree}`)).body.events.followers.count === 0, 'closed followers to be forgotten');
+    t.diagnostic(`${followers.length} followers of ${trees.length} trees: ${delivered} durable events and ${deltas} deltas delivered in ${seconds.toFixed(1)} s (${Math.round(delivered / seconds)} durable events/s), one restart`);
+  } finally {
+    await Promise.all(followers.map(({ f }) => f.stop().catch(() => {})));
+    await mf.dispose();
+  }
+});
+
+test('the example worker drops a follower that stops reading once its buffer (SSE_BUFFER_BYTES) is full; it resumes with Last-Event-ID and loses nothing', async (t) => {
+  const persist = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-sse-lag-'));
+  const mf = start(persist, { SSE_BUFFER_BYTES: '16384', SSE_HEARTBEAT_MS: '200' });
+  try {
+    const api = client(mf);
+    const tree = (await api.post('/trees')).body.id;
+    const stalled = await mf.dispatchFetch(`http://edge/trees/${tree}/events`);
+    assert.equal(stalled.status, 200);
+    // Nothing reads `stalled` while the tree takes 300 messages of 15,000 characters (about 4.5 MB of events).
+    let queuedMax = 0;
+    let dropped = false;
+    for (let i = 0; i < 300 && !dropped; i++) {
+      assert.equal((await api.post(`/trees/${tree}/message`, { to: 'lead', message: `${i} ${'x'.repeat(15_000)}` })).status, 202);
+      const { followers } = (await api.get(`/trees/${tree}`)).body.events;
+      queuedMax = Math.max(queuedMax, followers.queuedBytes);
+      dropped = followers.count === 0;
+    }
+    assert.ok(dropped, 'the follower that stopped reading was dropped');
+    assert.ok(queuedMax <= 16384 + 32 * 1024, `what waited for it stayed within its buffer and one event: ${queuedMax} bytes`);
+    await until(async () => !(await api.get(`/trees/${tree}`)).body.rows.some((r) => r.activity === 'running') && (await api.get(`/trees/${tree}`)).body.rows.length === 0, 'lead to finish its turns');
+    await until(async () => (await turnsOf(api, tree, 'lead')).length > 0, 'lead to answer');
+    // Its stream ended early; what it holds is a prefix of the journal. Resuming after it gives the rest.
+    const sse = readSSE(stalled);
+    await sse.done;
+    const ids = sse.events.filter((e) => e.id !== undefined).map((e) => e.id);
+    assert.deepEqual(ids, Array.from({ length: ids.length }, (_, i) => i + 1), 'a prefix, in order');
+    const last = (await api.get(`/trees/${tree}`)).body.events.lastEventId;
+    assert.ok(ids.length < last, `${ids.length} of ${last} events reached it before it was dropped`);
+    const resumed = await mf.dispatchFetch(`http://edge/trees/${tree}/events`, { headers: { 'last-event-id': String(ids.at(-1) ?? 0) } });
+    const rest = readSSE(resumed);
+    await until(() => rest.events.some((e) => e.id === last), 'the rest of the journal');
+    await rest.cancel();
+    assert.deepEqual(rest.events.filter((e) => e.id !== undefined).map((e) => e.id), Array.from({ length: last - ids.length }, (_, i) => ids.length + i + 1));
+    t.diagnostic(`dropped after ${ids.length} of ${last} events; at most ${queuedMax} bytes waited for it (buffer 16384)`);
+    // A bad Last-Event-ID is a coded 400; the follower limit holds.
+    const bad = await mf.dispatchFetch(`http://edge/trees/${tree}/events`, { headers: { 'last-event-id': 'yesterday' } });
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error.code, 'INVALID_ARGUMENT');
+  } finally {
+    await mf.dispose();
   }
 });
