@@ -4,7 +4,9 @@
 // textContent; nothing from the store or the user becomes markup.
 //
 // URL parameters: db (IndexedDB database, default "subagent-tree-demo"),
-// think (ms per scripted turn, default 700), autorun=0 (no opening script).
+// think (ms per scripted turn, default 700), autorun=0 (no opening script);
+// worker=<base URL>&tree=<id> follows a tree of the example edge worker
+// (examples/edge-worker) read-only instead, over its Server-Sent Events.
 import { SubagentRuntime, SubagentError, validateName } from './pkg/web.js';
 import './pkg/web/subagent-tree-element.js';
 import { IndexedDBStore, TreeLock } from './pkg/web/indexeddb-store.js';
@@ -341,6 +343,35 @@ async function resetTree() {
   }
 }
 
+// ---- a worker's tree: read-only, over Server-Sent Events --------------------------
+
+/**
+ * Follows a tree of the example edge worker: `<subagent-tree>` takes the
+ * worker's listing and an EventSource of its events as its runtime (nothing
+ * relays them); the EventSource resumes by itself after a drop or a restart.
+ */
+function followWorker(base, tree) {
+  const url = (path) => new URL(`/trees/${encodeURIComponent(tree)}${path}`, base);
+  const source = new EventSource(url('/events'));
+  setRole(`following a worker's tree (${new URL(base).host})`);
+  source.addEventListener('open', () => (document.body.dataset.stream = 'open'));
+  source.addEventListener('error', () => (document.body.dataset.stream = 'reconnecting'));
+  ui.tree.runtime = {
+    listDescendants: async () => {
+      const response = await fetch(url(''));
+      if (!response.ok) throw new Error(`GET ${url('').pathname}: ${response.status}`);
+      return (await response.json()).rows;
+    },
+    on(type, listener) {
+      const handler = (message) => listener(JSON.parse(message.data));
+      source.addEventListener(type, handler);
+      return () => source.removeEventListener(type, handler);
+    },
+  };
+  ui.tree.root = tree;
+  ui.transcript.replaceChildren(el('li', 'empty', 'Transcripts: GET /trees/:id/transcript on the worker.'));
+}
+
 // ---- start ------------------------------------------------------------------------
 
 async function main() {
@@ -351,6 +382,11 @@ async function main() {
   ui.interrupt.addEventListener('click', interruptSelected);
   ui.reset.addEventListener('click', resetTree);
   setRole('starting…');
+  if (params.get('worker')) {
+    followWorker(params.get('worker'), params.get('tree') ?? '');
+    document.body.dataset.ready = 'true';
+    return;
+  }
   state.store = await IndexedDBStore.open(DB);
   // Every committed append, by this tab or another: the transcript shown follows it.
   state.store.subscribe(({ sessionId }) => void refreshTranscript(sessionId));

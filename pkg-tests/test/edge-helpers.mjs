@@ -1,5 +1,6 @@
 // Shared by the edge-* suites: the installed package's modules for miniflare,
 // a mock OpenAI-compatible server on 127.0.0.1, an SSE reader, polling.
+import assert from 'node:assert/strict';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -36,6 +37,41 @@ export async function workerModules(source, workerPath = path.join(root, 'edge-w
     if (file.endsWith('.wasm')) modules.push({ type: 'CompiledWasm', path: full });
   }
   return modules;
+}
+
+/**
+ * The example worker (examples/edge-worker) bundled as wrangler bundles it,
+ * and `start(persist, bindings, options?)`: a Miniflare running it with its Durable
+ * Object bound as its wrangler.toml declares (read from the file, so a test
+ * runs what users deploy), storage persisted under `persist`.
+ */
+export async function exampleWorker() {
+  const dir = path.join(repo, 'examples', 'edge-worker');
+  const source = await readFile(path.join(dir, 'worker.js'), 'utf8');
+  const toml = await readFile(path.join(dir, 'wrangler.toml'), 'utf8');
+  const binding = /\[\[durable_objects\.bindings\]\]\s*name\s*=\s*"([^"]+)"\s*class_name\s*=\s*"([^"]+)"/.exec(toml);
+  const migration = /\[\[migrations\]\]\s*tag\s*=\s*"[^"]+"\s*(new_sqlite_classes|new_classes)\s*=\s*\[\s*"([^"]+)"\s*\]/.exec(toml);
+  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  const main = /^main\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  assert.ok(binding && migration && date, 'wrangler.toml declares the Durable Object binding, a migration and a compatibility date');
+  assert.equal(main, 'worker.js');
+  assert.equal(migration[2], binding[2], 'the migration creates the bound class');
+  assert.match(source, new RegExp(`export class ${binding[2]}\\b`));
+  const { modules, modulesRoot, cleanup } = await bundledWorker(source, { resolveDir: dir });
+  const { Miniflare } = await import('miniflare');
+  return {
+    cleanup,
+    start: (persist, bindings = {}, options = {}) =>
+      new Miniflare({
+        ...options,
+        modules,
+        modulesRoot,
+        compatibilityDate: date,
+        durableObjects: { [binding[1]]: { className: binding[2], useSQLite: migration[1] === 'new_sqlite_classes' } },
+        durableObjectsPersist: persist,
+        bindings,
+      }),
+  };
 }
 
 /**

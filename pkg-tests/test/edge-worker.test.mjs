@@ -1,49 +1,22 @@
 // The example edge worker (examples/edge-worker) in real workerd through
 // miniflare, with Durable Object persistence on disk: a named three-level
 // tree over HTTP, a restart over the same storage, a cold member resumed by a
-// message, an interrupt, coded errors that write nothing, and the SSE stream;
+// message, an interrupt, coded errors that write nothing, and the SSE stream
+// (50 trees x 4 followers across a restart; a follower that stops reading);
 // then the same worker driving the OpenAI-compatible host against a mock
 // model server on 127.0.0.1, and exporting its spans to a mock OTLP collector.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { Miniflare } from 'miniflare';
-import { bundledWorker, repo, mockOpenAI, mockCollector, otlpSpanTree, toolCall, say, agentOf, readSSE, until } from './edge-helpers.mjs';
+import { exampleWorker, mockOpenAI, mockCollector, otlpSpanTree, toolCall, say, agentOf, readSSE, until } from './edge-helpers.mjs';
 
-const workerSource = await readFile(path.join(repo, 'examples', 'edge-worker', 'worker.js'), 'utf8');
-// Bundled as wrangler bundles it: the worker imports the MCP SDK too.
-const bundle = await bundledWorker(workerSource, { resolveDir: path.join(repo, 'examples', 'edge-worker') });
-const { modules, modulesRoot } = bundle;
-after(() => bundle.cleanup());
-
-/** Reads the binding and migration out of the example's wrangler.toml, so the test runs what users deploy. */
-async function wranglerConfig() {
-  const toml = await readFile(path.join(repo, 'examples', 'edge-worker', 'wrangler.toml'), 'utf8');
-  const binding = /\[\[durable_objects\.bindings\]\]\s*name\s*=\s*"([^"]+)"\s*class_name\s*=\s*"([^"]+)"/.exec(toml);
-  const migration = /\[\[migrations\]\]\s*tag\s*=\s*"[^"]+"\s*(new_sqlite_classes|new_classes)\s*=\s*\[\s*"([^"]+)"\s*\]/.exec(toml);
-  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
-  const main = /^main\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
-  assert.ok(binding && migration && date, 'wrangler.toml declares the Durable Object binding, a migration and a compatibility date');
-  assert.equal(main, 'worker.js');
-  assert.equal(migration[2], binding[2], 'the migration creates the bound class');
-  assert.match(workerSource, new RegExp(`export class ${binding[2]}\\b`));
-  return { binding: binding[1], className: binding[2], useSQLite: migration[1] === 'new_sqlite_classes', compatibilityDate: date };
-}
-const config = await wranglerConfig();
-
-function start(persist, bindings = {}) {
-  return new Miniflare({
-    modules,
-    modulesRoot,
-    compatibilityDate: config.compatibilityDate,
-    durableObjects: { [config.binding]: { className: config.className, useSQLite: config.useSQLite } },
-    durableObjectsPersist: persist,
-    bindings,
-  });
-}
+// Bundled as wrangler bundles it (the worker imports the MCP SDK too), bound as its wrangler.toml says.
+const example = await exampleWorker();
+after(() => example.cleanup());
+const start = (persist, bindings = {}) => example.start(persist, bindings);
 
 function client(mf) {
   const call = async (method, url, body, raw) => {
