@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make bench`: the native benchmarks (cargo bench), then the built package in
-# Node (listing, catalog, runtime, cost in history, cold start in Node,
+# Node (listing, catalog, runtime, cost in history, the worker's event stream, cold start in Node,
 # headless Chromium and workerd), then one table of every issue-15 row next
 # to its goal, from this run's figures.
 #   BENCH_NATIVE=0  skip cargo bench (the table then has no native column)
@@ -31,6 +31,7 @@ node --expose-gc pkg-tests/bench/usage.mjs
 node --expose-gc pkg-tests/bench/budgets.mjs
 node --expose-gc pkg-tests/bench/otel.mjs
 node --expose-gc pkg-tests/bench/deltas.mjs
+node pkg-tests/bench/sse.mjs
 node pkg-tests/bench/element.mjs
 node pkg-tests/bench/coldstart.mjs
 echo
