@@ -4,13 +4,15 @@
 //! allocation it cannot serve aborts the instance (a trap: every runtime in
 //! it is lost). The per-value and per-queue limits bound each input; this
 //! bounds their sum. [`Counting`] wraps the global allocator and keeps the
-//! bytes live; every place where data enters a tree asks [`admit`] first and
-//! is refused `LIMIT_EXCEEDED` (naming `heapBytes`) once the live bytes would
-//! pass the limit. Work already admitted (a turn's answer, a settlement, a
-//! store read of a member being resumed) is not refused: it finishes in the
-//! headroom between the limit (at most 3 GiB) and the 4 GiB the instance
-//! can grow to, and frees what it held. One limit per instance: the heap is
-//! shared by every runtime and store in it.
+//! bytes live. Everything that brings data in asks first and is refused
+//! `LIMIT_EXCEEDED` (naming `heapBytes`) once the live bytes would pass the
+//! limit: prompts and messages where they enter a tree ([`admit`]), and every
+//! copy of JS data in the bridge, a host's answer or a store's read included
+//! (its turn or read then fails with that error, and the runtime answers).
+//! What the runtime does of its own (a settlement, its appends, its
+//! bookkeeping) is never refused: it finishes in the headroom between the
+//! limit (at most 3 GiB) and the 4 GiB the instance can grow to. One limit
+//! per instance: the heap is shared by every runtime and store in it.
 //!
 //! Without [`Counting`] as the global allocator (native builds unless a
 //! program installs it) nothing is counted and nothing is refused.

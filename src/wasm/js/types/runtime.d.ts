@@ -368,8 +368,10 @@ export interface RuntimeLimits {
 
 /**
  * `heapUsage()`: the module's heap, shared by every runtime and store in it.
- * Past `limitBytes` (`setHeapLimit`) every input is refused `LIMIT_EXCEEDED`
- * naming `heapBytes`; work already admitted finishes and frees what it held.
+ * Past `limitBytes` (`setHeapLimit`) every input (a prompt, a message, data
+ * copied in from JS: a host's answer or a store's read too) is refused
+ * `LIMIT_EXCEEDED` naming `heapBytes`; what the runtime does of its own
+ * finishes in the headroom above it.
  */
 export interface HeapUsage {
   /** Bytes the module holds now. */
