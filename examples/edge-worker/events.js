@@ -107,7 +107,7 @@ export class TreeEvents {
   }
 
   /**
-   * A follower's stream, from `after` (a Last-Event-ID) or, without one, from
+   * A follower (its `readable` is the response body), from `after` (a Last-Event-ID) or, without one, from
    * now after a `ready` event (`{ id, rows, lastEventId }`, rows from `listRows()`).
    * An `after` the journal no longer holds (or never held) gets a `reset`
    * event of the same shape, then what follows it. `null` when the tree has
@@ -131,24 +131,30 @@ export class TreeEvents {
     const fresh = after === null;
     const resumable = !fresh && after <= upTo && after >= oldest - 1;
     follower.write(encoder.encode('retry: 1000\n\n'));
-    if (resumable) {
-      // The journal's entries after `after`, up to what was live when the follower came.
-      let from = after + 1;
-      while (from <= upTo && !follower.closed) {
-        const page = await this.storage.list({ start: key(from), end: key(upTo + 1), limit: 256 });
-        if (page.size === 0) break;
-        for (const [k, { type, data }] of page) {
-          const id = Number(k.slice(PREFIX.length));
-          await follower.replay(id, frame(id, type, data));
+    // Caught up in the background: a replay goes at the pace of the reader of the
+    // response this follower is about to become.
+    const catchUp = async () => {
+      if (resumable) {
+        // The journal's entries after `after`, up to what was live when the follower came.
+        let from = after + 1;
+        while (from <= upTo && !follower.closed) {
+          const page = await this.storage.list({ start: key(from), end: key(upTo + 1), limit: 256 });
+          if (page.size === 0) break;
+          for (const [k, { type, data }] of page) {
+            const id = Number(k.slice(PREFIX.length));
+            await follower.replay(id, frame(id, type, data));
+          }
+          from = Number([...page.keys()].at(-1).slice(PREFIX.length)) + 1;
         }
-        from = Number([...page.keys()].at(-1).slice(PREFIX.length)) + 1;
+      } else {
+        follower.skipTo(upTo);
+        const data = JSON.stringify({ id: rootId, rows: await listRows(), lastEventId: upTo, deltas: 'best-effort' });
+        follower.write(frame(undefined, fresh ? 'ready' : 'reset', data));
       }
-    } else {
-      follower.skipTo(upTo);
-      const data = JSON.stringify({ id: rootId, rows: await listRows(), lastEventId: upTo, deltas: 'best-effort' });
-      follower.write(frame(undefined, fresh ? 'ready' : 'reset', data));
-    }
-    follower.caughtUp();
+      follower.caughtUp();
+    };
+    // A failed read ends the stream; its EventSource connects again.
+    catchUp().catch((e) => follower.close(e));
     return follower;
   }
 }

@@ -741,6 +741,12 @@ test('the example worker drops a follower that stops reading once its buffer (SS
     await until(() => rest.events.some((e) => e.id === last), 'the rest of the journal');
     await rest.cancel();
     assert.deepEqual(rest.events.filter((e) => e.id !== undefined).map((e) => e.id), Array.from({ length: last - ids.length }, (_, i) => ids.length + i + 1));
+    // The whole journal (about 4.5 MB) replayed through a 16 KiB buffer: at the reader's pace, all of it.
+    const whole = await mf.dispatchFetch(`http://edge/trees/${tree}/events`, { headers: { 'last-event-id': '0' } });
+    const all = readSSE(whole);
+    await until(() => all.events.some((e) => e.id === last), 'the whole journal', 20_000);
+    await all.cancel();
+    assert.deepEqual(all.events.filter((e) => e.id !== undefined).map((e) => e.id), Array.from({ length: last }, (_, i) => i + 1));
     t.diagnostic(`dropped after ${ids.length} of ${last} events; at most ${queuedMax} bytes waited for it (buffer 16384)`);
     // A bad Last-Event-ID is a coded 400; the follower limit holds.
     const bad = await mf.dispatchFetch(`http://edge/trees/${tree}/events`, { headers: { 'last-event-id': 'yesterday' } });
