@@ -501,17 +501,15 @@ export class TreeDO {
     return { id, name: names.length ? names.join('/') : 'lead', depth: names.length };
   }
 
-  /** A member's own `session/start` payload (a fork's log also holds the ones it inherited, earlier). */
+  /** A member's own `session/start` payload. */
   async ownStart(id) {
-    const starts = (await this.store.read(id, { types: ['session/start'] })) ?? [];
-    return starts.filter((e) => e.seq === (e.payload?.inheritedEventCount ?? 0)).at(-1)?.payload;
+    return ownStart((await this.store.read(id, { types: ['session/start'] })) ?? [])?.payload;
   }
 
   /** The names of a member's children, from its own catalog (not its whole tree). */
   async childNames(id) {
     const events = (await this.store.read(id, { types: ['session/start', 'subagent/catalog'] })) ?? [];
-    const start = id === this.rootId ? undefined : events.filter((e) => e.type === 'session/start' && e.seq === (e.payload?.inheritedEventCount ?? 0)).at(-1);
-    const entries = projectCatalog(events, { inheritedEventCount: start?.payload.inheritedEventCount ?? 0 });
+    const entries = projectCatalog(events, { inheritedEventCount: ownStart(events)?.payload.inheritedEventCount ?? 0 });
     return new Set(entries.map((e) => e.name));
   }
 
@@ -601,6 +599,14 @@ export class TreeDO {
       headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
     });
   }
+}
+
+/**
+ * A log's own `session/start` event: the last one at the position it names (a
+ * fork's log also holds those it inherited, earlier).
+ */
+function ownStart(events) {
+  return events.filter((e) => e.type === 'session/start' && e.seq === (e.payload?.inheritedEventCount ?? 0)).at(-1);
 }
 
 /** The JSON object of a request the front already bounded (readBody); bounded again here. */

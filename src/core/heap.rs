@@ -19,7 +19,7 @@
 
 use crate::core::error::Result;
 use std::alloc::{GlobalAlloc, Layout};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
 /// The default `heapBytes`: half of what a wasm32 instance can address.
 pub const DEFAULT_HEAP_BYTES: usize = 2 << 30;
@@ -32,6 +32,8 @@ static USED: AtomicUsize = AtomicUsize::new(0);
 static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_HEAP_BYTES);
 /// A lower ceiling for one conversion ([`within`]): what it may hold in all.
 static CEILING: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// Whether that ceiling, not the limit, refused a copy.
+static CEILING_HIT: AtomicBool = AtomicBool::new(false);
 
 /// A global allocator that counts the bytes `A` holds for the program.
 pub struct Counting<A>(pub A);
@@ -97,26 +99,43 @@ pub fn room() -> usize {
     limit().min(CEILING.load(Relaxed)).saturating_sub(used())
 }
 
+/// Whether a copy of `bytes` more fits the limit and any [`within`] ceiling
+/// (noting which refused it).
+pub fn fits(bytes: usize) -> bool {
+    let wanted = used().saturating_add(bytes);
+    if wanted <= limit().min(CEILING.load(Relaxed)) {
+        return true;
+    }
+    if wanted <= limit() {
+        CEILING_HIT.store(true, Relaxed);
+    }
+    false
+}
+
 /// Runs `f` (a conversion) allowed to hold at most `bytes` more than now,
 /// where the data is bound for a place with that much room (a `MemoryStore`
-/// near its `maxBytes`): it is refused when it would pass them, before it is
-/// copied whole.
-pub fn within<T>(bytes: usize, f: impl FnOnce() -> T) -> T {
+/// near its `maxBytes`), so it is refused before it is copied whole. Answers
+/// `f`'s outcome and whether that ceiling (not `heapBytes`) refused a copy.
+pub fn within<T>(bytes: usize, f: impl FnOnce() -> T) -> (T, bool) {
     let previous = CEILING.swap(used().saturating_add(bytes), Relaxed);
+    CEILING_HIT.store(false, Relaxed);
     let out = f();
+    let hit = CEILING_HIT.swap(false, Relaxed);
     CEILING.store(previous, Relaxed);
-    out
+    (out, hit)
+}
+
+/// The end of a refusal's sentence: `needs N bytes of a heap that holds M
+/// bytes; the limit heapBytes is L`.
+pub fn over(bytes: usize) -> String {
+    format!("needs {bytes} bytes of a heap that holds {} bytes; the limit heapBytes is {}", used(), limit())
 }
 
 /// Whether `bytes` more of `what` fit under the limit: `LIMIT_EXCEEDED` naming
 /// `heapBytes` when they do not.
 pub fn admit(what: &str, bytes: usize) -> Result<()> {
-    let (used, limit) = (used(), limit());
-    if used.saturating_add(bytes) > limit {
-        return Err(crate::err!(
-            LimitExceeded,
-            "{what} needs {bytes} bytes of a heap that holds {used}; the limit heapBytes is {limit}"
-        ));
+    if used().saturating_add(bytes) > limit() {
+        return Err(crate::err!(LimitExceeded, "{what} {}", over(bytes)));
     }
     Ok(())
 }

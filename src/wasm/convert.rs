@@ -153,17 +153,10 @@ impl Meter {
     /// Whether a copy of `bytes` fits the module's heap limit (`heapBytes`).
     fn heap(bytes: usize) -> std::result::Result<(), Refused> {
         use crate::core::heap;
-        if bytes > heap::room() {
-            return Err(Refused {
-                code: ErrorCode::LimitExceeded,
-                fragment: format!(
-                    " cannot be copied into a heap that holds {} bytes; the limit heapBytes is {}",
-                    heap::used(),
-                    heap::limit()
-                ),
-            });
+        if heap::fits(bytes) {
+            return Ok(());
         }
-        Ok(())
+        Err(Refused { code: ErrorCode::LimitExceeded, fragment: format!(" {}", heap::over(bytes)) })
     }
 }
 

@@ -440,15 +440,17 @@ impl WasmMemoryStore {
             let room = max.saturating_sub(held);
             // Twice the room and a MiB: a conversion holds its text and its values for a while.
             let ceiling = room.saturating_mul(2).saturating_add(1 << 20);
-            let store_bound = ceiling < crate::core::heap::room();
-            let events = crate::core::heap::within(ceiling, || super::convert::events_from_js(&events, Default::default()))
-                .map_err(|e| match e.code {
-                    ErrorCode::LimitExceeded if store_bound && e.fragment.contains("heapBytes") => SubagentError::new(
-                        ErrorCode::LimitExceeded,
-                        format!("this MemoryStore holds {held} bytes; the events to append to session {} take more than the {room} left of its maxBytes ({max})", Quoted(&id)),
-                    ),
-                    _ => e.error("events"),
-                })?;
+            let (events, store_full) =
+                crate::core::heap::within(ceiling, || super::convert::events_from_js(&events, Default::default()));
+            let events = events.map_err(|e| {
+                if !store_full {
+                    return e.error("events");
+                }
+                SubagentError::new(
+                    ErrorCode::LimitExceeded,
+                    format!("this MemoryStore holds {held} bytes; the events to append to session {} take more than the {room} left of its maxBytes ({max})", Quoted(&id)),
+                )
+            })?;
             inner.append_now(&id, events)?;
             Ok(JsValue::UNDEFINED)
         })())
