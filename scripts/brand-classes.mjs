@@ -18,13 +18,24 @@ const fail = (why) => {
   process.exit(1);
 };
 
+// Each class's writes and reads of the address name the class, so a method
+// (free() too) called on an object of another class of this module is the
+// same TypeError as a forged receiver, never another class's memory: the
+// class of each brand write and read is the class (or wrapper, or destroyer)
+// it sits in.
+src = src.replace(/\nexport class (\w+) \{\n([\s\S]*?)\n\}\n/g, (whole, cls, body) =>
+  whole
+    .replace(/\bthis\.__wbg_ptr = ([^;\n]+);/g, `__wbg_brand(this, $1, '${cls}');`)
+    .replace(/\bthis\.__wbg_ptr\b/g, `__wbg_ptr_of(this, '${cls}')`),
+);
+
 // `static __wrap(ptr)` is public on the exported class (a way to mint an
 // object for any address): it becomes a module-private function.
 const wrappers = [];
 src = src.replace(/\n {4}static __wrap\(ptr\) \{\n([\s\S]*?)\n {4}\}\n/g, (_, body) => {
   const cls = /Object\.create\((\w+)\.prototype\)/.exec(body)?.[1];
   if (!cls) fail('a __wrap without Object.create(Class.prototype)');
-  wrappers.push(`function __wbg_wrap_${cls}(ptr) {\n${body}\n}`);
+  wrappers.push(`function __wbg_wrap_${cls}(ptr) {\n${body.replace(/\bobj\.__wbg_ptr = ([^;\n]+);/, `__wbg_brand(obj, $1, '${cls}');`)}\n}`);
   return '\n';
 });
 for (const w of wrappers) {
@@ -42,7 +53,8 @@ for (;;) {
   if (!m) break;
   const cls = /(\w+)Finalization\.unregister\(this\)/.exec(m[1])?.[1];
   if (!cls) fail('a __destroy_into_raw without its FinalizationRegistry');
-  const body = m[1].replace('const ptr = this.__wbg_ptr;', 'const ptr = __wbg_ptr_or_0(this);').replace(/\bthis\b/g, 'obj');
+  const body = m[1].replace(`const ptr = __wbg_ptr_of(this, '${cls}');`, `const ptr = __wbg_ptr_or_0(this, '${cls}');`).replace(/\bthis\b/g, 'obj');
+  if (!body.includes(`__wbg_ptr_or_0(obj, '${cls}')`)) fail(`${cls}'s __destroy_into_raw does not read its address first`);
   destroyers.push(`function __wbg_destroy_${cls}(obj) {\n${body}\n}`);
   const rest = src.slice(m.index + m[0].length);
   const call = 'this.__destroy_into_raw()';
@@ -56,17 +68,24 @@ if (src.includes('__destroy_into_raw')) fail('a __destroy_into_raw left over (a 
 
 const prelude = `
 // Receiver brands (scripts/brand-classes.mjs): intrinsics captured at load.
+// An object's address, and the class that made it (kept when it is freed).
 const __wbg_ptrs = new WeakMap();
+const __wbg_classes = new WeakMap();
 const { get: __wbg_get, set: __wbg_set } = WeakMap.prototype;
 const __wbg_apply = Reflect.apply;
-function __wbg_brand(obj, ptr) { __wbg_apply(__wbg_set, __wbg_ptrs, [obj, ptr]); }
-function __wbg_ptr_or_0(obj) {
+function __wbg_brand(obj, ptr, cls) {
+    __wbg_apply(__wbg_set, __wbg_ptrs, [obj, ptr]);
+    if (cls !== undefined) __wbg_apply(__wbg_set, __wbg_classes, [obj, cls]);
+}
+function __wbg_ptr_or_0(obj, cls) {
     const ptr = __wbg_apply(__wbg_get, __wbg_ptrs, [obj]);
     if (ptr === undefined) throw new TypeError('Illegal invocation: the receiver is not an object this module made (a copy, a Proxy or a forged object)');
+    const made = __wbg_apply(__wbg_get, __wbg_classes, [obj]);
+    if (cls !== undefined && made !== cls) throw new TypeError('Illegal invocation: the receiver is a ' + made + ', not a ' + cls);
     return ptr;
 }
-function __wbg_ptr_of(obj) {
-    const ptr = __wbg_ptr_or_0(obj);
+function __wbg_ptr_of(obj, cls) {
+    const ptr = __wbg_ptr_or_0(obj, cls);
     if (ptr === 0) throw new TypeError('Illegal invocation: the receiver was freed (free() or a using block)');
     return ptr;
 }
@@ -85,5 +104,6 @@ src = lines.join('\n');
 src = src.replace(/\b(\w+)\.__wbg_ptr = ([^;\n]+);/g, '__wbg_brand($1, $2);');
 src = src.replace(/\b(\w+)\.__wbg_ptr\b/g, '__wbg_ptr_of($1)');
 if (/\.__wbg_ptr\b|\b__wbg_ptr\s*=/.test(src)) fail('an address use left over');
-if (!src.includes('__wbg_ptr_of(this)')) fail('no class found');
+if (!/__wbg_ptr_of\(this, '\w+'\)/.test(src)) fail('no class found');
+if (/__wbg_ptr_of\(this\)/.test(src)) fail('a method outside its class');
 writeFileSync(file, src);

@@ -498,3 +498,93 @@ impl Provider for Runner {
         Box::pin(async move { Ok(Box::new(RunnerRun(r.signal)) as Box<dyn Run>) })
     }
 }
+
+/// Issue 66, point 1: a child's Session never opens as a root, live or cold,
+/// in its own runtime or another over the same store. The refusal writes
+/// nothing, says how to reach the member (its full name), and never gives out
+/// its root's Session id (authority over the whole tree).
+#[test]
+fn a_childs_session_never_opens_as_a_root() {
+    let s = scene();
+    let t = Table::default();
+    let cold = start(&s.h, &s.reviewer, "idle").child_id; // finishes and settles: cold
+    s.h.settle();
+    assert!(!s.h.rt.is_resident(&cold));
+    let sessions = s.h.store.sessions();
+    let lengths = |store: &subagent_tree::MemoryStore| sessions.iter().map(|id| store.len(id)).collect::<Vec<_>>();
+    let before = lengths(&s.h.store);
+    let open = |rt: &Runtime, h: &Harness, id: &str| {
+        let (rt, id) = (rt.clone(), id.to_owned());
+        h.run(async move { rt.open_root(Some(id), None).await })
+    };
+    let cases = [
+        ("a live child of this tree", s.checker.session_id().to_owned(), "reviewer/checker"),
+        ("a cold child of this tree", cold.clone(), "reviewer/idle"),
+        ("a live child of another tree", s.auditor.session_id().to_owned(), "auditor"),
+    ];
+    for (what, id, full) in &cases {
+        let e = open(&s.h.rt, &s.h, id).unwrap_err();
+        assert!(e.message.contains(&format!("reopen(root, '{full}')")), "{what}: {e}");
+        let quoted = |id: &str| format!("\"{id}\"");
+        assert!(!e.message.contains(&quoted(s.root.session_id())) && !e.message.contains(B_ROOT), "{what}: {e}");
+        t.expect(&format!("openRoot of {what}"), Err::<(), _>(e), ErrorCode::Unauthorized);
+    }
+    // A second runtime over the same store: the same refusal.
+    let second = Harness::over(s.h.store.clone(), "9", RuntimeOptions::default());
+    for (what, id, _) in &cases {
+        t.expect(
+            &format!("openRoot of {what} in a second runtime"),
+            open(&second.rt, &second, id).map(|_| ()),
+            ErrorCode::Unauthorized,
+        );
+    }
+    assert_eq!(lengths(&s.h.store), before, "the refusals wrote nothing");
+    // The real roots still hold their members, and a root still reopens.
+    assert!(s.h.rt.is_running(s.checker.session_id()));
+    let rt = s.h.rt.clone();
+    let root = s.root.clone();
+    let held = s.h.run(async move { rt.reopen(&root, "reviewer/idle", &Signal::never()).await });
+    assert_eq!(held.unwrap().agent().session_id(), cold);
+    t.print();
+}
+
+/// Issue 66, point 2: authority before state. A non-ancestor's interrupt of a
+/// running, an idle-but-resident and a cold member gets one refusal, so the
+/// answer never tells it whether the target runs.
+#[test]
+fn interrupt_refuses_a_non_ancestor_before_looking_at_the_target() {
+    let s = scene();
+    let t = Table::default();
+    let cold = start(&s.h, &s.reviewer, "idle").child_id; // finishes and settles: cold
+    s.h.settle();
+    assert!(!s.h.rt.is_resident(&cold) && s.h.rt.is_running(s.checker.session_id()));
+    let call = |by: &Agent, target: &str| s.tool(by, "interrupt_agent", agent_ref(target));
+    let running = call(&s.writer, "reviewer/checker");
+    let idle = call(&s.writer, "reviewer/idle");
+    let own = call(&s.writer, "writer");
+    for (target, got) in [("reviewer/checker", running), ("reviewer/idle", idle)] {
+        assert!(got.is_error, "{got:?}");
+        assert_eq!(
+            got.content.replace(target, "<t>"),
+            "\"writer\" is not an ancestor of \"<t>\" and cannot interrupt it"
+        );
+        t.expect_tool(
+            &format!("interrupt_agent by a cousin of {target}"),
+            got,
+            ErrorCode::Unauthorized,
+            "not an ancestor",
+        );
+    }
+    t.expect_tool("interrupt_agent of itself", own, ErrorCode::Unauthorized, "cannot interrupt itself");
+    // The runtime's call under an ancestor's authority, by full name: the same, running or cold.
+    let rt = &s.h.rt;
+    for target in ["reviewer/checker", "reviewer/idle", "lead"] {
+        let got = rt.interrupt(target, InterruptAuthority::Ancestor(&s.writer));
+        t.expect(&format!("runtime interrupt of {target} by a non-ancestor"), got, ErrorCode::Unauthorized);
+    }
+    // Nothing was stopped; an ancestor still finds the cold member idle.
+    assert!(s.h.rt.is_running(s.checker.session_id()));
+    let fine = call(&s.reviewer, "reviewer/idle");
+    assert_eq!(fine.content, "reviewer/idle was not running, so nothing was stopped.");
+    t.print();
+}

@@ -466,6 +466,34 @@ fn messages_across_trees_to_externals_and_after_cancel_are_refused() {
     assert_eq!(err.code, ErrorCode::Unauthorized);
 }
 
+/// Issue 66, point 5: an interrupt by a full name that names nobody is
+/// `UNKNOWN_AGENT` with the "did you mean" hint, as prompt and ask answer;
+/// a name of a cold member, or an absent Session id, stays a no-op.
+#[test]
+fn interrupt_by_a_name_that_names_nobody_is_unknown_agent() {
+    let h = Harness::wide();
+    let root = h.root();
+    h.host.hold("reviewer");
+    h.host.hold("reviewer/checker");
+    let reviewer = start(&h, spec(&root, Some("reviewer"))).unwrap();
+    start(&h, spec(&reviewer.agent().unwrap(), Some("checker"))).unwrap();
+    start(&h, spec(&root, Some("writer"))).unwrap(); // finishes and settles: cold
+    h.settle();
+    let tree = || InterruptAuthority::Tree(&root);
+    for (typo, hint) in
+        [("reviewr", "did you mean `reviewer`?"), ("reviewer/checkr", "did you mean `reviewer/checker`?")]
+    {
+        let e = h.rt.interrupt(typo, tree()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnknownAgent, "{e}");
+        assert!(e.message.contains(hint), "{e}");
+    }
+    let e = h.rt.interrupt("reviewr", InterruptAuthority::Ancestor(&root)).unwrap_err();
+    assert_eq!(e.code, ErrorCode::UnknownAgent, "{e}");
+    assert!(!h.rt.interrupt("writer", tree()).unwrap().signalled, "a cold member: nothing to stop");
+    assert!(!h.rt.interrupt("0-absent", tree()).unwrap().signalled, "an absent Session id: a no-op");
+    assert!(h.rt.interrupt("reviewer/checker", tree()).unwrap().signalled);
+}
+
 #[test]
 fn interrupt_parks_pending_work_and_checks_authority() {
     let h = Harness::wide();
@@ -482,7 +510,7 @@ fn interrupt_parks_pending_work_and_checks_authority() {
     assert_eq!(code(&b.child_id, InterruptAuthority::Ancestor(&b_agent)), Some(ErrorCode::Unauthorized), "self");
     assert_eq!(code(&b.child_id, InterruptAuthority::Ancestor(&c_agent)), Some(ErrorCode::Unauthorized), "cousin");
     assert_eq!(code(&a.child_id, InterruptAuthority::Ancestor(&b_agent)), Some(ErrorCode::Unauthorized), "descendant");
-    assert_eq!(code("absent", InterruptAuthority::Ancestor(&a_agent)), None, "absent target: accepted no-op");
+    assert_eq!(code("0-absent", InterruptAuthority::Ancestor(&a_agent)), None, "absent target: accepted no-op");
     // A queued message waits behind the running turn; the interrupt parks it.
     let (rt, r, id) = (h.rt.clone(), root.clone(), b.child_id.clone());
     h.run(async move { rt.prompt(&r, &id, Value::from("queued work"), Scheduling::Queue, &Signal::never()).await })

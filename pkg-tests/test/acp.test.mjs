@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { methods, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprotocol/sdk/unstable';
-import { SubagentRuntime, MemoryStore } from 'subagent-tree';
+import { SubagentRuntime, MemoryStore, listDescendants } from 'subagent-tree';
 import { FileStore } from 'subagent-tree/file-store';
 import { scriptedHost } from 'subagent-tree/testing';
 import { acpAgent } from 'subagent-tree/acp';
@@ -224,4 +224,48 @@ test('session/cancel on the root\'s session stops lead\'s turn: the prompt answe
     // A prompt to a session nobody opened is refused with the protocol's code.
     await assert.rejects(ctx.request(methods.agent.session.prompt, { sessionId: 'nobody', prompt: [{ type: 'text', text: 'hi' }] }), (e) => e.code === -32002);
   });
+});
+
+// Issue 66, point 1: only a root loads. session/load of a child's session id, of an open tree or
+// after a restart (a second runtime over the same store), is refused as invalid params (code
+// UNAUTHORIZED, saying how to reach the member) and writes nothing; the child never becomes
+// promptable: session/prompt to it is refused after the load.
+test('session/load of a child\'s session is refused, writes nothing, and never makes the child promptable', async () => {
+  const store = new MemoryStore();
+  const script = {
+    lead: [{ steps: [spawn('reviewer', 'Review the release', 'Review the release.')], reply: 'Started reviewer.' }, 'Reviewed.'],
+    reviewer: [{ steps: [spawn('checker', 'Run the checks', 'Run the checks.')], reply: 'Checking.' }, 'Reviewed: all checks pass.'],
+    'reviewer/checker': ['Checked.'],
+  };
+  const lengths = async (ids) => Promise.all(ids.map(async (id) => (await store.read(id, {}))?.length ?? null));
+  const refusedAsChild = (e) => e.code === -32602 && e.data?.code === 'UNAUTHORIZED' && e.message.includes("reopen(root, 'reviewer/checker')");
+  const load = (ctx, sessionId) => ctx.request(methods.agent.session.load, { sessionId, cwd: '/work', mcpServers: [] });
+  const prompt = (ctx, sessionId) => ctx.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'Take over.' }] });
+  let root;
+  let ids;
+  let before;
+  const first = connect(acpAgent({ runtime: new SubagentRuntime({ store, host: scriptedHost(script), maxDepth: 2 }), store }), { subagents: true });
+  await first.run(async (ctx) => {
+    root = (await ctx.request(methods.agent.session.new, { cwd: '/work', mcpServers: [] })).sessionId;
+    await ctx.request(methods.agent.session.prompt, { sessionId: root, prompt: [{ type: 'text', text: 'Ship the release.' }] });
+    const idOf = (us, name) => us.find((u) => u.update.sessionUpdate === 'subagent_update' && u.update._meta?.['subagent-tree']?.fullName === name)?.update.sessionId;
+    const idle = (name) => (us) => us.some((u) => u.update.sessionUpdate === 'subagent_update' && u.update.sessionId === idOf(us, name) && u.update.state?.state === 'idle');
+    await first.until((us) => idle('reviewer')(us) && idle('reviewer/checker')(us), 'reviewer and checker to finish');
+    const rows = await listDescendants(store, root);
+    ids = Object.fromEntries(rows.map((r) => [r.path, r.id]));
+    before = await lengths([root, ids.reviewer, ids['reviewer/checker']]);
+    await assert.rejects(load(ctx, ids['reviewer/checker']), refusedAsChild, 'a child of the open tree');
+    await assert.rejects(prompt(ctx, ids['reviewer/checker']), (e) => e.code === -32602, 'still not promptable');
+  });
+  // After a restart: a new runtime and agent over the same store.
+  const second = connect(acpAgent({ runtime: new SubagentRuntime({ store, host: scriptedHost({}), maxDepth: 2 }), store }), { subagents: true });
+  await second.run(async (ctx) => {
+    await assert.rejects(load(ctx, ids['reviewer/checker']), refusedAsChild, 'a child, its tree not open');
+    await assert.rejects(prompt(ctx, ids['reviewer/checker']), (e) => e.code === -32002, 'no session: nothing was opened');
+    await assert.rejects(load(ctx, ids.reviewer), (e) => e.code === -32602 && e.data?.code === 'UNAUTHORIZED' && e.message.includes("reopen(root, 'reviewer')"));
+    await assert.rejects(ctx.request(methods.agent.session.resume, { sessionId: ids.reviewer, cwd: '/work', mcpServers: [] }), (e) => e.code === -32601, 'no session/resume: nothing to make promptable');
+    // The root still loads, and its tree answers as before.
+    assert.deepEqual(await load(ctx, root), {});
+  });
+  assert.deepEqual(await lengths([root, ids.reviewer, ids['reviewer/checker']]), before, 'the refusals wrote nothing');
 });

@@ -96,3 +96,49 @@ test('receivers: a freed object stays refused as freed, and free() twice is harm
   assert.throws(() => store.read('s'), { name: 'TypeError', message: /was freed/ });
   store.free();
 });
+
+// Issue 66, point 3: the brand names the class. A runtime is never a store's receiver (nor the
+// reverse), free() and [Symbol.dispose]() included: before, SubagentRuntime.prototype.free.call(store)
+// freed the store, openRoot on a store trapped the module and MemoryStore's read on a runtime read
+// the runtime's memory as a store.
+test('receivers: an object of another class is refused by every method, free() and [Symbol.dispose]() included', async () => {
+  const store = new full.MemoryStore();
+  const runtime = new full.SubagentRuntime({ store, host: echo });
+  const liteStore = new lite.MemoryStore();
+  const pairs = [
+    [full.SubagentRuntime, [store, liteStore]],
+    [full.MemoryStore, [runtime, liteStore]],
+    [lite.MemoryStore, [store, runtime]],
+  ];
+  // Own and inherited (the entries' classes may extend the glue's).
+  const allMethodsOf = (cls) => {
+    const out = [];
+    for (let c = cls; c && c !== Function.prototype; c = Object.getPrototypeOf(c)) out.push(...methodsOf(c));
+    return out;
+  };
+  for (const [cls, others] of pairs) {
+    const methods = allMethodsOf(cls);
+    assert.ok(methods.some(([k]) => k === 'free') && methods.some(([k]) => k === Symbol.dispose), `${cls.name} has free and dispose`);
+    for (const [name, fn] of methods) {
+      for (const other of others) {
+        assert.throws(
+          () => {
+            const result = Reflect.apply(fn, other, ['s', []]);
+            if (result && typeof result.then === 'function') result.then(() => {}, () => {});
+          },
+          (e) => e instanceof TypeError && /Illegal invocation: the receiver is (a \w+, not a|not an object this module made)/.test(e.message),
+          `${cls.name}.${String(name)} on a ${other.constructor.name}`,
+        );
+      }
+    }
+  }
+  // Nothing was freed or touched: each still works as its own class.
+  const root = await runtime.openRoot({ sessionId: 'r' });
+  await runtime.startActivation({ provider: 'spawn', parent: root, label: 'L', prompt: 'hi', name: 'a' });
+  await runtime.waitForQuiescence(root);
+  assert.deepEqual((await runtime.listDescendants('r')).map((row) => row.name), ['a']);
+  assert.ok((await store.read('r')).length > 0);
+  await liteStore.append('s', [{ seq: 0, type: 'note', payload: {} }]);
+  assert.equal((await liteStore.read('s')).length, 1);
+  assert.throws(() => full.SubagentRuntime.prototype.free.call(store), { name: 'TypeError', message: 'Illegal invocation: the receiver is a MemoryStore, not a SubagentRuntime' });
+});

@@ -826,13 +826,18 @@ pub fn not_a_member(id: &str) -> SubagentError {
 /// [`unknown_agent`] with the full names closest to `text` among a tree's
 /// listing rows (and `lead`) as a hint: "did you mean `writer`?".
 pub fn unknown_agent_among(text: &str, rows: &[Row]) -> SubagentError {
-    let mut e = unknown_agent(text);
     let mut names = vec![name::LEAD.to_owned()];
     names.extend(rows.iter().filter_map(|r| match r {
         Row::Child(c) => c.path_string(),
         Row::Diagnostic(_) => None,
     }));
-    let close = closest(text, &names);
+    unknown_agent_with(text, &names)
+}
+
+/// [`unknown_agent`] with the full names closest to `text` among `names` as a hint.
+pub fn unknown_agent_with(text: &str, names: &[String]) -> SubagentError {
+    let mut e = unknown_agent(text);
+    let close = closest(text, names);
     if !close.is_empty() {
         let list: Vec<String> = close.iter().map(|n| format!("`{n}`")).collect();
         e.message = format!("{}; did you mean {}?", e.message, list.join(" or "));

@@ -153,6 +153,15 @@ impl AgentRef {
     }
 }
 
+/// `name` below the full name `parent` (`""` is the root's: its children's full names are their names).
+pub fn join(parent: &str, name: &str) -> String {
+    if parent.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{parent}/{name}")
+    }
+}
+
 /// A full name under construction: `None` once an unnamed member breaks the chain.
 pub fn join_path(parent: Option<&str>, name: Option<&AgentName>) -> Option<String> {
     match (parent, name) {

@@ -11,7 +11,7 @@ use super::machine::{Life, Refusal};
 use super::member::{self, InboxMessage, Kind, Member, MessageSource, Phase, Scheduling, Settlement};
 use super::{Agent, InterruptAuthority, Runtime, RuntimeEvent};
 use crate::core::catalog::Mode;
-use crate::core::error::{Quoted, Result};
+use crate::core::error::{Quoted, Result, SubagentError};
 use crate::core::event::{self, SessionEvent};
 use crate::core::exec::Deferred;
 use crate::core::hash::HashSet;
@@ -157,6 +157,34 @@ impl Runtime {
         Ok(held)
     }
 
+    /// `UNKNOWN_AGENT` (with the closest names) unless the full name `text`
+    /// names a member of `root_id`'s tree, resident or cold, without a read:
+    /// down the residents along it, each creator's catalog names its children;
+    /// below a cold member the rest of the name is taken as known.
+    fn known_name(&self, root_id: &str, text: &str) -> Result<()> {
+        // A resident's Session id that happens to read as a name is that member.
+        if self.resident_by_name(root_id, text).is_some() || self.0.state.borrow().members.contains_key(text) {
+            return Ok(());
+        }
+        let st = self.0.state.borrow();
+        let Some(mut creator) = st.members.get(root_id).cloned() else { return Ok(()) };
+        let mut path = String::new();
+        for segment in text.split('/') {
+            if !creator.child_names.borrow().contains(segment) {
+                let mut names = vec![LEAD.to_owned()];
+                names.extend(creator.child_names.borrow().iter().map(|n| crate::core::name::join(&path, n)));
+                return Err(crate::core::listing::unknown_agent_with(text, &names));
+            }
+            path = crate::core::name::join(&path, segment);
+            let next = st.tree_members(root_id).find(|m| m.path.as_deref() == Some(path.as_str())).cloned();
+            match next {
+                Some(next) => creator = next,
+                None => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+
     /// The Session id of the resident member `text` names in `root_id`'s tree.
     pub(crate) fn resident_by_name(&self, root_id: &str, text: &str) -> Option<String> {
         match AgentRef::parse(text) {
@@ -195,6 +223,26 @@ impl Runtime {
                 Some(agent.0.root_id.clone())
             }
         };
+        // A full name under a tree names a member (as for prompt and ask), or nobody: a typo is not a no-op.
+        if let Some(root_id) = &tree {
+            if matches!(AgentRef::parse(target), AgentRef::Path(_)) {
+                self.known_name(root_id, target)?;
+            }
+        }
+        // Authority before state: a full name says whose descendant it is, so a
+        // non-ancestor is refused alike whether the member runs, idles or is cold.
+        if let (InterruptAuthority::Ancestor(agent), AgentRef::Path(_) | AgentRef::Lead) =
+            (&authority, AgentRef::parse(target))
+        {
+            // (A member from a log that predates names has no full name to compare.)
+            let named = !matches!(AgentRef::parse(agent.name()), AgentRef::Session(_));
+            if named && target == agent.name() {
+                return Err(cannot_interrupt_itself(agent));
+            }
+            if named && !is_below(agent.name(), target) {
+                return Err(not_an_ancestor(agent, target));
+            }
+        }
         // A name of a resident member of the tree, else the text is a Session id
         // (a cold member is not running, so a name that finds no resident is a no-op).
         let target_id = match (&tree, AgentRef::parse(target)) {
@@ -220,15 +268,10 @@ impl Runtime {
         }
         if let InterruptAuthority::Ancestor(agent) = authority {
             if agent.session_id() == target_id {
-                return Err(crate::err!(Unauthorized, "{} cannot interrupt itself", Quoted(agent.name())));
+                return Err(cannot_interrupt_itself(agent));
             }
             if !target.ancestors.iter().any(|a| a == agent.session_id()) {
-                return Err(crate::err!(
-                    Unauthorized,
-                    "{} is not an ancestor of {} and cannot interrupt it",
-                    Quoted(agent.name()),
-                    Quoted(&target.full_name)
-                ));
+                return Err(not_an_ancestor(agent, &target.full_name));
             }
         }
         let run_signal = match &target.kind {
@@ -881,4 +924,27 @@ impl Drop for Held {
     fn drop(&mut self) {
         self.release();
     }
+}
+
+/// Whether the full name `target` names a proper descendant of the member named `ancestor`.
+pub(crate) fn is_below(ancestor: &str, target: &str) -> bool {
+    if ancestor == LEAD {
+        return target != LEAD;
+    }
+    target.strip_prefix(ancestor).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// An interrupt by a member of itself.
+pub(crate) fn cannot_interrupt_itself(agent: &Agent) -> SubagentError {
+    crate::err!(Unauthorized, "{} cannot interrupt itself", Quoted(agent.name()))
+}
+
+/// An interrupt by a member that is not among the target's creators.
+pub(crate) fn not_an_ancestor(agent: &Agent, target: &str) -> SubagentError {
+    crate::err!(
+        Unauthorized,
+        "{} is not an ancestor of {} and cannot interrupt it",
+        Quoted(agent.name()),
+        Quoted(target)
+    )
 }

@@ -46,7 +46,7 @@
 
 use super::member::InboxMessage;
 use super::{LoadedLog, Runtime};
-use crate::core::error::{Quoted, Result};
+use crate::core::error::{Quoted, Result, SubagentError};
 use crate::core::event::{self, SessionEvent};
 use crate::core::hash::{HashMap, HashSet};
 use crate::core::json::Value;
@@ -350,6 +350,40 @@ impl Runtime {
         Ok(rows)
     }
 
+    /// The refusal to open `id`, a child of `creator`, as a root (see
+    /// [`not_a_root`]), with its full name from the walk a cold resume takes:
+    /// up the creators to a log that names none, then down their catalogs.
+    /// When that walk cannot be checked, the member's own name stands in.
+    pub(crate) async fn refuse_child_as_root(&self, id: &str, creator: &str, name: Option<String>) -> SubagentError {
+        let signal = Signal::never();
+        let mut on_way: HashSet<String> = HashSet::default();
+        let mut top = Some(creator.to_owned());
+        let mut root = None;
+        // Each step is one read of a start marker and a catalog; a tree is at most MAX_TREE_DEPTH deep.
+        for _ in 0..=crate::core::limits::MAX_TREE_DEPTH {
+            let Some(next) = top.take().filter(|n| on_way.insert(n.clone())) else { break };
+            match crate::core::listing::read_catalog_and_creator(&*self.0.store, &next, &signal).await {
+                Ok(Some((_, Some(up)))) => top = Some(up),
+                Ok(Some((_, None))) => {
+                    root = Some(next);
+                    break;
+                }
+                _ => break,
+            }
+        }
+        let full = match &root {
+            Some(root) => match self.walk_up(root, id, &signal).await {
+                Ok(Some(rows)) => rows.last().and_then(|r| match r {
+                    Row::Child(c) if c.id == id => c.path_string(),
+                    _ => None,
+                }),
+                _ => None,
+            },
+            None => None,
+        };
+        not_a_root(id, full.or(name).as_deref())
+    }
+
     /// The kept rows from `root` down to `id` (never empty, all children), when every one is kept.
     fn kept_chain(&self, root: &str, id: &str) -> Option<Vec<Row>> {
         let mut kept = self.0.kept.borrow_mut();
@@ -471,4 +505,20 @@ impl Runtime {
             e.hint = e.hint.min(n);
         }
     }
+}
+
+/// A child's Session asked to open as a root: `UNAUTHORIZED`, saying how to
+/// reach the member (its root, then its full name) without the root's Session
+/// id, which is authority over the whole tree.
+pub(crate) fn not_a_root(id: &str, full_name: Option<&str>) -> SubagentError {
+    let (known, how) = match full_name {
+        Some(full) => (format!(" (its full name is {})", Quoted(full)), format!("reopen(root, '{full}')")),
+        None => (String::new(), "reopen(root, <its full name>)".to_owned()),
+    };
+    crate::err!(
+        Unauthorized,
+        "session {}{known} is a child, not a root, and never opens as one: open its tree's root with \
+         openRoot({{ sessionId: <the root's id> }}) and reach the member with {how}",
+        crate::core::name::quote_truncated(id, 80)
+    )
 }

@@ -675,6 +675,10 @@ impl Runtime {
         if id.is_empty() {
             return Err(crate::err!(InvalidArgument, "a root Session id must be a non-empty string"));
         }
+        let resident = self.0.state.borrow().members.get(&id).cloned();
+        if let Some(child) = resident.filter(|m| !m.is_root()) {
+            return Err(kept::not_a_root(&id, Some(&child.full_name)));
+        }
         self.claim_materializing(&id)?;
         // The rest is the runtime's own task: begun, an open ends with the
         // claim given back and the root open (or refused), never half-open.
@@ -697,6 +701,13 @@ impl Runtime {
         budget: Option<crate::core::budget::Budget>,
     ) -> Result<(Rc<Member>, crate::core::budget::Ledger, Option<LostTurn>)> {
         let mut log = self.load_log(&id).await?;
+        // A child's log is its creator's to write: opened as a root it would be
+        // a second `lead` with no parent, writing turns into another member's
+        // history. Refused before anything is written.
+        if let Some(creator) = log.start.as_ref().and_then(|s| s.get("parentId")).and_then(Value::as_str) {
+            let name = log.start.as_ref().and_then(|s| s.get("name")).and_then(Value::as_str).map(str::to_owned);
+            return Err(self.refuse_child_as_root(&id, creator, name).await);
+        }
         let mut budgets = std::mem::take(&mut log.budgets);
         let changed = budget.filter(|b| budgets.get(&id) != Some(b));
         if let Some(b) = budget {

@@ -10,7 +10,7 @@ use crate::core::budget::Budget;
 use crate::core::error::{ErrorCode, Result, SubagentError};
 use crate::core::json::Value;
 use crate::core::listing::Row;
-use crate::core::name::LEAD;
+use crate::core::name::{AgentRef, LEAD};
 use crate::core::signal::Signal;
 use crate::core::store::ReadQuery;
 use crate::runtime::ports::Provider;
@@ -268,6 +268,15 @@ impl Toolset {
         // whether another tree's session is running is not the caller's to learn.
         if !target.in_tree {
             return Err(crate::core::listing::not_a_member(&agent));
+        }
+        // Authority before state: a non-ancestor learns nothing of whether the target runs.
+        if target.id == self.agent.session_id() {
+            return Err(super::deliver::cannot_interrupt_itself(&self.agent));
+        }
+        let named = |n: &str| !matches!(AgentRef::parse(n), AgentRef::Session(_));
+        if named(&target.name) && named(self.agent.name()) && !super::deliver::is_below(self.agent.name(), &target.name)
+        {
+            return Err(super::deliver::not_an_ancestor(&self.agent, &target.name));
         }
         let receipt = self.runtime.interrupt(&target.id, InterruptAuthority::Ancestor(&self.agent))?;
         let content = if receipt.signalled {

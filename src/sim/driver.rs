@@ -23,6 +23,10 @@ use std::rc::Rc;
 
 use ErrorCode as C;
 
+/// A Session id nobody has. It never reads as a full name (it starts with a
+/// digit), so it is an absent target, not a name that names nobody.
+const GHOST: &str = "0-ghost-session";
+
 /// Errors a start may meet through no fault of the rules.
 const START_ALLOWED: &[ErrorCode] = &[
     C::ActivationLimitReached,
@@ -744,7 +748,7 @@ impl Epoch {
         match ctx.rng.weighted(&[70, 15, 5, 5]) {
             1 if !foreign.is_empty() => (ctx.rng.pick(&foreign).cloned().unwrap_or_default(), true),
             2 => (sender.to_owned(), false),
-            3 => ("ghost-session".to_owned(), true),
+            3 => (GHOST.to_owned(), true),
             _ => (ctx.rng.pick(&model.members(own)).cloned().unwrap_or_else(|| own.to_owned()), false),
         }
     }
@@ -856,7 +860,7 @@ impl Epoch {
 
     fn interrupt_target(&self) -> Option<String> {
         let mut ids = self.rt.resident();
-        ids.push("ghost-session".into());
+        ids.push(GHOST.into());
         self.ctx.rng.pick(&ids).cloned()
     }
 

@@ -16,7 +16,9 @@
 //   `tool_call` on the root's session, its full name in `_meta`.
 // - `session/load` (with a `store`): after a restart, the tree is announced
 //   creators first, siblings in creation order, then each session's history
-//   is replayed.
+//   is replayed. Only a root loads: a child's session (of this tree or any
+//   other) is refused with `invalidParams` (`data.code` `UNAUTHORIZED`) and
+//   never becomes promptable; children are reached through their root.
 import { agent as agentApp, methods, PROTOCOL_VERSION, RequestError } from '@agentclientprotocol/sdk/unstable';
 import { SubagentError } from '__SNIPPET__';
 
@@ -31,11 +33,14 @@ function configError(message) {
   return new SubagentError('INVALID_ARGUMENT', message);
 }
 
+/** The runtime's codes for a request the client got wrong (a child's session loaded as a root, say). */
+const CLIENT_MISTAKES = new Set(['INVALID_ARGUMENT', 'INVALID_NAME', 'LIMIT_EXCEEDED', 'UNAUTHORIZED', 'UNKNOWN_AGENT']);
+
 /** A runtime error as a JSON-RPC error the client can read (its code kept in `data`). */
 function requestError(error) {
   if (error instanceof RequestError) return error;
   const data = { code: error?.code, message: String(error?.message ?? error) };
-  return error?.code === 'INVALID_ARGUMENT' || error?.code === 'INVALID_NAME' || error?.code === 'LIMIT_EXCEEDED'
+  return CLIENT_MISTAKES.has(error?.code)
     ? RequestError.invalidParams(data, data.message)
     : RequestError.internalError(data, data.message);
 }
