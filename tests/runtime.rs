@@ -494,6 +494,34 @@ fn interrupt_by_a_name_that_names_nobody_is_unknown_agent() {
     assert!(h.rt.interrupt("reviewer/checker", tree()).unwrap().signalled);
 }
 
+/// Issue 66, point 5: text plainly meant as a full name gets the mended name
+/// as a hint: names are lower case, and full names start below `lead`.
+#[test]
+fn a_misspelt_full_name_gets_a_hint() {
+    let h = Harness::wide();
+    let root = h.root();
+    start(&h, spec(&root, Some("reviewer"))).unwrap();
+    h.settle();
+    for (text, hint) in [
+        ("Reviewer", "names are lower case: did you mean `reviewer`?"),
+        ("lead/reviewer", "full names start below lead: did you mean `reviewer`?"),
+        ("Lead/Reviewer", "names are lower case: did you mean `reviewer`?"),
+    ] {
+        let (rt, r, t) = (h.rt.clone(), root.clone(), text.to_owned());
+        let e = h
+            .run(async move { rt.prompt(&r, &t, Value::from("hi"), Scheduling::Queue, &Signal::never()).await })
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::Unauthorized, "{e}");
+        assert!(e.message.ends_with(hint), "{text}: {e}");
+    }
+    // A Session id gets no hint.
+    let (rt, r) = (h.rt.clone(), root.clone());
+    let e = h
+        .run(async move { rt.prompt(&r, "0-absent", Value::from("hi"), Scheduling::Queue, &Signal::never()).await })
+        .unwrap_err();
+    assert_eq!(e.message, "\"0-absent\" is not a member of this tree");
+}
+
 #[test]
 fn interrupt_parks_pending_work_and_checks_authority() {
     let h = Harness::wide();

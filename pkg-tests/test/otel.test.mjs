@@ -81,7 +81,6 @@ test('a three-level tree gives the expected GenAI span tree, in one trace', asyn
     'gen_ai.operation.name': 'create_agent',
     'gen_ai.agent.name': 'reviewer',
     'gen_ai.agent.id': reviewerId,
-    'gen_ai.agent.description': 'Task of reviewer',
     'gen_ai.conversation.id': 'root',
     'subagent_tree.provider': 'spawn',
     'subagent_tree.mode': 'continuable',
@@ -136,9 +135,10 @@ test('a message accepted while a member\'s turn runs is an event on that turn', 
   assert.equal(typeof messageId, 'string');
   await runtime.waitForQuiescence(lead);
   const [turn] = exporter.getFinishedSpans().filter((s) => s.name === 'invoke_agent lead');
+  // The message that woke lead is on the turn too (it took it in), then the one accepted while it ran.
   assert.deepEqual(
     turn.events.map((e) => [e.name, e.attributes]),
-    [['subagent_tree.message', { 'subagent_tree.message.kind': 'user', 'subagent_tree.message.id': messageId, 'gen_ai.agent.name': 'lead' }]],
+    [accepted[0], messageId].map((id) => ['subagent_tree.message', { 'subagent_tree.message.kind': 'user', 'subagent_tree.message.id': id, 'gen_ai.agent.name': 'lead' }]),
   );
 });
 
@@ -177,9 +177,76 @@ test('recordContent: tool arguments and results, and message text; a refused cal
   assert.ok(refused, 'the refused send_message is an ERROR span');
   assert.equal(refused.attributes['error.type'], 'tool_error');
   assert.match(refused.attributes['gen_ai.tool.call.result'], /nobody/);
+  assert.match(refused.status.message, /nobody/, 'with content, the status is the refusal\'s text');
+  assert.equal(spans.find((s) => s.name === 'create_agent helper').attributes['gen_ai.agent.description'], 'Task of helper');
   const [first] = spans.filter((s) => s.name === 'invoke_agent lead');
   const relayed = first.events.find((e) => e.attributes['subagent_tree.message.kind'] === 'agent-message');
   assert.match(relayed.attributes['subagent_tree.message.content'], /hello from helper/);
+});
+
+// Issue 66, point 4: with recordContent off, nothing a model or user wrote leaves in an attribute,
+// event or status: labels, names the model asked for and was refused, messages, outputs, arguments.
+test('without recordContent no model- or user-written text is in any span; a refusal\'s status is its code', async () => {
+  const { exporter, tracer } = tracing();
+  const secrets = ['SECRET-LABEL', 'SECRET-PROMPT', 'secret-agent-typo', 'SECRET-MESSAGE', 'SECRET-REPLY', 'SECRET-DIAGNOSTIC', '/secret/outside'];
+  const host = scriptedHost({
+    lead: [
+      {
+        steps: [
+          { call: 'spawn_agent', input: { name: 'helper', description: 'SECRET-LABEL', prompt: 'SECRET-PROMPT' } },
+          { call: 'send_message', input: { agent: 'secret-agent-typo', message: 'SECRET-MESSAGE' } },
+          { call: 'spawn_agent', input: { name: 'Bad Name SECRET-LABEL', description: 'x', prompt: 'y' } },
+          { call: 'spawn_agent', input: { name: 'outside', description: 'x', prompt: 'y', cwd: '/secret/outside' } },
+        ],
+        reply: 'SECRET-REPLY',
+      },
+    ],
+    helper: [{ fail: 'SECRET-DIAGNOSTIC' }],
+  });
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host, defaultCwd: '/work' });
+  instrument(runtime, { tracer });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  await runtime.prompt(lead, 'lead', 'SECRET-MESSAGE from the user');
+  await runtime.waitForQuiescence(lead);
+  const spans = exporter.getFinishedSpans();
+  const everything = JSON.stringify(spans.map((s) => [s.name, s.attributes, s.status, s.events.map((e) => [e.name, e.attributes])]));
+  for (const secret of secrets) assert.ok(!everything.includes(secret), `${secret} is in a span: ${everything}`);
+  const refusals = spans.filter((s) => s.status.code === 2 && s.name.startsWith('execute_tool'));
+  assert.deepEqual(
+    refusals.map((s) => [s.name, s.status.message]),
+    [
+      ['execute_tool send_message', 'UNKNOWN_AGENT: the tool call was refused'],
+      ['execute_tool spawn_agent', 'INVALID_NAME: the tool call was refused'],
+      ['execute_tool spawn_agent', 'UNAUTHORIZED: the tool call was refused'],
+    ],
+  );
+  // The committed names are identities: they stay.
+  assert.ok(spans.some((s) => s.name === 'create_agent helper' && s.attributes['gen_ai.agent.name'] === 'helper'));
+  assert.equal(spans.find((s) => s.name === 'invoke_agent helper').status.message, 'the turn failed');
+});
+
+// Issue 66, point 4: a message that wakes an idle member (the common case) is on the turn that takes it in.
+test('a message to an idle member is an event on the turn it wakes, stamped when it was accepted', async () => {
+  const { exporter, tracer } = tracing();
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: scriptedHost({ lead: ['First.', 'Second.'] }) });
+  instrument(runtime, { tracer });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  const accepted = [];
+  runtime.on('subagent/message', (e) => accepted.push(e.messageId));
+  const before = Date.now();
+  await runtime.prompt(lead, 'lead', 'Start.');
+  await runtime.waitForQuiescence(lead);
+  await runtime.prompt(lead, 'lead', 'Again.');
+  await runtime.waitForQuiescence(lead);
+  const turns = exporter.getFinishedSpans().filter((s) => s.name === 'invoke_agent lead');
+  assert.equal(turns.length, 2);
+  assert.deepEqual(
+    turns.map((t) => t.events.map((e) => e.attributes['subagent_tree.message.id'])),
+    [[accepted[0]], [accepted[1]]],
+    'each message on the turn that took it in',
+  );
+  const [seconds, nanos] = turns[0].events[0].time;
+  assert.ok(seconds * 1000 + nanos / 1e6 >= before - 1, 'stamped with the time it was accepted');
 });
 
 test('after a restart over FileStore, a new runtime\'s turns join the trace of the turns that created the members', async (t) => {

@@ -163,10 +163,10 @@ impl Spent {
     }
 
     pub fn add(&mut self, other: &Spent) {
-        self.tokens = self.tokens.saturating_add(other.tokens);
-        self.turns = self.turns.saturating_add(other.turns);
-        self.spawns = self.spawns.saturating_add(other.spawns);
-        self.cost = self.cost.saturating_add(other.cost);
+        self.tokens = crate::core::json::safe_sum(self.tokens, other.tokens);
+        self.turns = crate::core::json::safe_sum(self.turns, other.turns);
+        self.spawns = crate::core::json::safe_sum(self.spawns, other.spawns);
+        self.cost = crate::core::json::safe_sum(self.cost, other.cost);
     }
 
     fn sub(&mut self, other: &Spent) {

@@ -24,6 +24,12 @@ pub enum Value {
 /// The largest integer a JS number holds exactly.
 pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
+/// `a + b`, stopping at `MAX_SAFE_INTEGER`: a count or total never reaches JS
+/// as an imprecise number. A total at 2^53 - 1 reads "at least this much".
+pub fn safe_sum(a: u64, b: u64) -> u64 {
+    a.saturating_add(b).min(MAX_SAFE_INTEGER as u64)
+}
+
 impl Value {
     pub fn get(&self, key: &str) -> Option<&Value> {
         match self {

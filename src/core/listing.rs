@@ -817,10 +817,34 @@ pub fn unknown_agent(text: &str) -> SubagentError {
 /// A Session id outside the caller's tree: one refusal whether it is live,
 /// cold or absent (ids are authority; another tree's are not the caller's to learn).
 pub fn not_a_member(id: &str) -> SubagentError {
-    SubagentError::new(
+    let mut e = SubagentError::new(
         ErrorCode::Unauthorized,
         format!("{} is not a member of this tree", name::quote_truncated(id, 80)),
-    )
+    );
+    // Text that nearly reads as a full name was meant as one; the hint is the caller's own text, mended.
+    if let Some(hint) = name_hint(id) {
+        e.message = format!("{}; {hint}", e.message);
+    }
+    e
+}
+
+/// How to mend text that is not a full name but was plainly meant as one:
+/// upper case (names are lower case), or a leading `lead/` (full names start
+/// below the root). `None` for anything else (a Session id, say).
+fn name_hint(text: &str) -> Option<String> {
+    let reads = |t: &str| !matches!(name::AgentRef::parse(t), name::AgentRef::Session(_));
+    if let Some(rest) = text.strip_prefix("lead/").filter(|r| reads(r)) {
+        return Some(format!("full names start below lead: did you mean `{rest}`?"));
+    }
+    // ASCII only: a name is ASCII, and Unicode's case tables would cost the wasm kilobytes.
+    let lower = text.to_ascii_lowercase();
+    if lower != text {
+        let mended = lower.strip_prefix("lead/").filter(|r| reads(r)).unwrap_or(&lower);
+        if reads(mended) {
+            return Some(format!("names are lower case: did you mean `{mended}`?"));
+        }
+    }
+    None
 }
 
 /// [`unknown_agent`] with the full names closest to `text` among a tree's

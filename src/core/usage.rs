@@ -13,7 +13,7 @@ use crate::core::catalog::Mode;
 use crate::core::error::{Result, SubagentError};
 use crate::core::event::{self, SessionEvent};
 use crate::core::hash::HashMap;
-use crate::core::json::{number_text, Value, MAX_SAFE_INTEGER};
+use crate::core::json::{number_text, safe_sum, Value, MAX_SAFE_INTEGER};
 use crate::core::listing::{Lister, Row};
 use crate::core::signal::Signal;
 use crate::core::store::{ReadQuery, ReadResult, Store};
@@ -72,6 +72,27 @@ impl Usage {
         })
     }
 
+    /// [`Usage::from_value`] for what a host reports: an unknown field is
+    /// `INVALID_ARGUMENT` naming it and the closest field (`input_tokens`:
+    /// did you mean `inputTokens`?), never a count silently left at 0.
+    pub fn from_host(value: &Value, what: &str) -> Result<Usage> {
+        if let Some(fields) = value.as_object() {
+            let known: Vec<String> = REQUIRED.iter().chain(OPTIONAL.iter()).map(|k| (*k).to_owned()).collect();
+            if let Some((key, _)) = fields.iter().find(|(k, _)| !known.contains(k)) {
+                let hint = match crate::core::listing::closest(key, &known).first() {
+                    Some(close) => format!("did you mean {close}? "),
+                    None => String::new(),
+                };
+                return Err(invalid(format!(
+                    "{what} has an unknown field {}; {hint}{what} takes {}",
+                    crate::core::name::quote_truncated(key, 40),
+                    known.join(", ")
+                )));
+            }
+        }
+        Usage::from_value(value, what)
+    }
+
     pub fn to_value(&self) -> Value {
         let n = |v: u64| Some(Value::from(v));
         Value::object([
@@ -86,17 +107,17 @@ impl Usage {
 
     /// Input plus output tokens (what `list_agents` shows).
     pub fn tokens(&self) -> u64 {
-        self.input_tokens.saturating_add(self.output_tokens)
+        safe_sum(self.input_tokens, self.output_tokens)
     }
 
     /// Adds `other` field by field; an optional field is present once either side has it.
     pub fn add(&mut self, other: &Usage) {
         let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+            (a, b) => Some(safe_sum(a.unwrap_or(0), b.unwrap_or(0))),
         };
-        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
-        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.input_tokens = safe_sum(self.input_tokens, other.input_tokens);
+        self.output_tokens = safe_sum(self.output_tokens, other.output_tokens);
         self.cache_read_tokens = sum(self.cache_read_tokens, other.cache_read_tokens);
         self.cache_write_tokens = sum(self.cache_write_tokens, other.cache_write_tokens);
         self.reasoning_tokens = sum(self.reasoning_tokens, other.reasoning_tokens);
@@ -140,7 +161,7 @@ impl Totals {
 
     pub fn add(&mut self, other: &Totals) {
         self.usage.add(&other.usage);
-        self.turns = self.turns.saturating_add(other.turns);
+        self.turns = safe_sum(self.turns, other.turns);
         self.complete &= other.complete;
     }
 
@@ -149,7 +170,7 @@ impl Totals {
         if let Some(u) = usage {
             self.usage.add(u);
         }
-        self.turns = self.turns.saturating_add(1);
+        self.turns = safe_sum(self.turns, 1);
         self.complete &= known;
     }
 
@@ -373,6 +394,33 @@ mod tests {
 
     fn v(text: &str) -> Value {
         crate::core::json::parse(text, 64).unwrap()
+    }
+
+    /// Issue 66, point 5: a host's unknown usage field is an error naming the right one.
+    #[test]
+    fn a_hosts_unknown_usage_field_is_refused_with_the_right_name() {
+        let e = Usage::from_host(&v(r#"{"input_tokens":5,"outputTokens":1}"#), "usage").unwrap_err();
+        assert_eq!(e.code, crate::ErrorCode::InvalidArgument);
+        assert!(e.message.starts_with("usage has an unknown field \"input_tokens\"; did you mean inputTokens?"), "{e}");
+        let e = Usage::from_host(&v(r#"{"inputTokens":5,"outputTokens":1,"totalTokens":6}"#), "usage").unwrap_err();
+        assert!(e.message.contains("\"totalTokens\""), "{e}");
+        let u = Usage::from_host(&v(r#"{"inputTokens":5,"outputTokens":1,"cost":2}"#), "usage").unwrap();
+        assert_eq!((u.input_tokens, u.output_tokens, u.cost), (5, 1, Some(2)));
+    }
+
+    /// Issue 66, point 5: sums stop at 2^53 - 1, so no total reaches JS as an imprecise number.
+    #[test]
+    fn totals_stop_at_the_largest_safe_integer() {
+        let max = MAX_SAFE_INTEGER as u64;
+        let big = Usage { input_tokens: max - 1, output_tokens: 3, cost: Some(max), ..Usage::default() };
+        let mut sum = Totals::default();
+        for _ in 0..3 {
+            sum.add_turn(Some(&big), true);
+        }
+        assert_eq!((sum.usage.input_tokens, sum.usage.output_tokens, sum.usage.cost), (max, 9, Some(max)));
+        assert_eq!(sum.usage.tokens(), max);
+        let value = sum.to_value();
+        assert_eq!(value.get("inputTokens").and_then(Value::as_u64), Some(max));
     }
 
     #[test]

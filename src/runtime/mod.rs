@@ -194,6 +194,8 @@ pub enum RuntimeEvent {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolEnd {
     pub is_error: bool,
+    /// A refusal's code (the content is a sentence for the model, which may repeat its input).
+    pub code: Option<ErrorCode>,
     pub content: String,
     /// A delegation's new child: its Session id and full name.
     pub child: Option<(String, String)>,

@@ -138,13 +138,13 @@ impl Toolset {
     pub async fn call(&self, tool: &str, input: &Value, signal: &Signal) -> ToolResult {
         let call_id = self.runtime.token();
         self.emit_call(call_id, tool, Some(input), None);
-        let result = self.run_call(call_id, tool, input, signal).await;
+        let (result, code) = self.run_call(call_id, tool, input, signal).await;
         if self.runtime.listened() {
             let child = (self.delegates.iter().any(|(n, _)| n == tool) && !result.is_error)
                 .then_some(result.structured.as_ref())
                 .flatten()
                 .and_then(|s| Some((s.get("subagentId")?.as_str()?.to_owned(), s.get("name")?.as_str()?.to_owned())));
-            let end = ToolEnd { is_error: result.is_error, content: result.content.clone(), child };
+            let end = ToolEnd { is_error: result.is_error, code, content: result.content.clone(), child };
             self.emit_call(call_id, tool, None, Some(end));
         }
         result
@@ -167,12 +167,24 @@ impl Toolset {
         });
     }
 
-    async fn run_call(&self, call_id: u64, tool: &str, input: &Value, signal: &Signal) -> ToolResult {
+    /// The call's result, and a refusal's code (for traces that must not repeat the model's text).
+    async fn run_call(
+        &self,
+        call_id: u64,
+        tool: &str,
+        input: &Value,
+        signal: &Signal,
+    ) -> (ToolResult, Option<ErrorCode>) {
+        let refused = |e: SubagentError| (ToolResult::error(explain(&e)), Some(e.code));
         if !self.specs.iter().any(|s| s.name == tool) {
-            return ToolResult::error(format!("there is no tool named {}", quote(tool)));
+            return refused(crate::err!(InvalidArgument, "there is no tool named {}", quote(tool)));
         }
         if input.as_object().is_none() {
-            return ToolResult::error(format!("{tool} takes a JSON object of arguments, not {}", input.kind()));
+            return refused(crate::err!(
+                InvalidArgument,
+                "{tool} takes a JSON object of arguments, not {}",
+                input.kind()
+            ));
         }
         let linked;
         let signal = match self.runtime.turn_signal(&self.agent) {
@@ -200,7 +212,10 @@ impl Toolset {
                 None => Err(crate::err!(InvalidArgument, "there is no tool named {}", quote(other))),
             },
         };
-        outcome.unwrap_or_else(|e| ToolResult::error(explain(&e)))
+        match outcome {
+            Ok(result) => (result, None),
+            Err(e) => refused(e),
+        }
     }
 
     async fn delegate(

@@ -310,6 +310,32 @@ pub fn options_arg(value: &JsValue, what: &str) -> Result<Option<JsValue>> {
     }
 }
 
+/// `INVALID_ARGUMENT` for an own key of `obj` that is not in `known`, naming
+/// it and the closest known key: a misspelt option (`maxDeph`, `sessionID`)
+/// would otherwise be dropped in silence and its default used instead.
+pub fn known_keys(obj: &JsValue, known: &[&str], what: &str) -> Result<()> {
+    let keys = js_sys::Reflect::own_keys(obj)
+        .map_err(|e| invalid(format!("{what} could not be read ({})", super::error::describe_thrown(&e))))?;
+    // Keys are distinct: of one more than there are known keys, one is unknown.
+    for key in keys.iter().filter(|k| !k.is_symbol()).take(known.len() + 1) {
+        let key = key.as_string().unwrap_or_default();
+        if known.contains(&key.as_str()) {
+            continue;
+        }
+        let names: Vec<String> = known.iter().map(|k| (*k).to_owned()).collect();
+        let hint = match crate::core::listing::closest(&key, &names).first() {
+            Some(close) => format!("did you mean {close}? "),
+            None => String::new(),
+        };
+        return Err(invalid(format!(
+            "{what} has no option {}; {hint}{what} takes {}",
+            crate::core::name::quote_truncated(&key, 40),
+            known.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 /// An optional option: `None` when the options or the property are absent (undefined/null).
 pub fn option(options: Option<&JsValue>, key: &str, what: &str) -> Result<Option<JsValue>> {
     let Some(options) = options else { return Ok(None) };

@@ -46,11 +46,13 @@ pub fn to_js(err: SubagentError) -> JsValue {
 /// keeps its code and passes through unchanged; anything else becomes
 /// `code` with `message` and the value as `cause`.
 pub fn from_thrown(code: ErrorCode, message: String, thrown: JsValue) -> SubagentError {
+    // The reason stays in the message (a turn's diagnostic is made of it), a coded error's too.
+    let detail = describe_thrown(&thrown);
     if let Some(text) = code_of(&thrown) {
         let own = ErrorCode::ALL.iter().copied().find(|c| c.as_str() == text).unwrap_or(code);
-        return SubagentError::new(own, message).with_cause(HostCause(Rc::new(Passthrough(thrown))));
+        return SubagentError::new(own, format!("{message}: {detail}"))
+            .with_cause(HostCause(Rc::new(Passthrough(thrown))));
     }
-    let detail = describe_thrown(&thrown);
     SubagentError::new(code, format!("{message}: {detail}")).with_cause(HostCause(Rc::new(JsCause(thrown))))
 }
 

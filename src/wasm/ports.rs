@@ -453,7 +453,7 @@ fn result_from_value(value: &JsValue, v: &Value) -> std::result::Result<Subagent
 fn usage_of(v: &Value) -> std::result::Result<Option<Usage>, String> {
     match v.get("usage") {
         None | Some(Value::Null) => Ok(None),
-        Some(u) => Usage::from_value(u, "usage").map(Some).map_err(|e| format!("an invalid usage: {}", e.message)),
+        Some(u) => Usage::from_host(u, "usage").map(Some).map_err(|e| format!("an invalid usage: {}", e.message)),
     }
 }
 

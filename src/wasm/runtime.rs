@@ -9,7 +9,9 @@ use super::args::{
     budget_arg, content_arg, limits_arg, link_signal_or_options, opt_budget, opt_cwd, opt_id, opt_json, opt_string,
     reject,
 };
-use super::convert::{bounded_string, count_arg, describe, get, id_arg, is_objectish, options_arg, set, string_arg};
+use super::convert::{
+    bounded_string, count_arg, describe, get, id_arg, is_objectish, known_keys, options_arg, set, string_arg,
+};
 use super::error::{invalid, to_js};
 use super::future_to_promise;
 use super::handles::{agent_from_js, agent_to_js, make_activation, make_disposer, quiet};
@@ -58,6 +60,39 @@ impl Drop for JsRuntime {
     }
 }
 
+/// `new SubagentRuntime(options)`'s keys (`RuntimeInit`).
+const RUNTIME_OPTIONS: &[&str] = &[
+    "store",
+    "host",
+    "maxDepth",
+    "capacity",
+    "defaultCwd",
+    "builtinProviders",
+    "now",
+    "newId",
+    "recovery",
+    "limits",
+    "confineCwd",
+];
+
+/// `startActivation(spec)`'s keys (`ActivationSpec`).
+const ACTIVATION_SPEC: &[&str] = &[
+    "provider",
+    "label",
+    "prompt",
+    "parent",
+    "delivery",
+    "name",
+    "childId",
+    "signal",
+    "cwd",
+    "agentPreset",
+    "agentOptions",
+    "outputSchema",
+    "maxDepth",
+    "budget",
+];
+
 impl JsRuntime {
     fn agent(&self, value: &JsValue, role: &str) -> Result<Agent> {
         agent_from_js(&self.rt, self.id, value, role, ErrorCode::Unauthorized)
@@ -84,6 +119,7 @@ impl JsRuntime {
                 describe(options)
             )));
         }
+        known_keys(options, RUNTIME_OPTIONS, what)?;
         ensure_dispatcher();
         if !super::handles::armed() {
             return Err(crate::err!(
@@ -103,7 +139,7 @@ impl JsRuntime {
         let flush = native.as_ref().map(NativeStore::flush_listener);
         let store: Rc<dyn Store> = match native {
             Some(native) => Rc::new(native),
-            None => Rc::new(JsStore::new(&store_js, "options.store")?.with_payload_limit(MAX_STORED_EVENT_BYTES)),
+            None => Rc::new(JsStore::writable(&store_js, "options.store")?.with_payload_limit(MAX_STORED_EVENT_BYTES)),
         };
         let host = Rc::new(JsHost::new(get(options, "host", what)?, id)?);
         let number = |key: &str, default: u32, min: u32, max: u32| -> Result<u32> {
@@ -193,6 +229,7 @@ impl JsRuntime {
         let parsed = (|| -> Result<_> {
             let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
             let Some(options) = options else { return Ok((None, None, None)) };
+            known_keys(&options, &["sessionId", "cwd", "budget"], "options")?;
             let id = get(&options, "sessionId", "options")?;
             let id = if id.is_undefined() || id.is_null() { None } else { Some(id_arg(&id, "options.sessionId")?) };
             Ok((id, opt_cwd(&options, "cwd", "options")?, opt_budget(&options, "budget", "options")?))
@@ -261,6 +298,7 @@ impl JsRuntime {
         if !is_objectish(spec) {
             return Err(invalid(format!("startActivation needs a spec object, not {}", describe(spec))));
         }
+        known_keys(spec, ACTIVATION_SPEC, what)?;
         // The built-in fresh-context provider unless another is named.
         let provider = match get(spec, "provider", what)? {
             v if v.is_undefined() => "spawn".to_owned(),

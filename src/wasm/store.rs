@@ -181,6 +181,7 @@ impl JsStore {
                 describe(value)
             )));
         }
+        require_method(value, "read", what)?;
         let has_read_many = match Reflect::get(value, &JsValue::from_str("readMany")) {
             Ok(f) => f.is_function(),
             Err(e) => {
@@ -192,6 +193,13 @@ impl JsStore {
             }
         };
         Ok(JsStore { obj: value.clone().unchecked_into(), has_read_many, budget: EventBudget::default() })
+    }
+
+    /// [`JsStore::new`] for a store that is written to (a runtime's): it needs `append` too.
+    pub fn writable(value: &JsValue, what: &str) -> Result<JsStore> {
+        let store = JsStore::new(value, what)?;
+        require_method(value, "append", what)?;
+        Ok(store)
     }
 
     /// Calls `read` for one session: what it returned, or what it threw.
@@ -504,4 +512,19 @@ impl WasmMemoryStore {
     ) -> Promise {
         promise(id_arg(&session_id, "sessionId").map(|_| JsValue::FALSE))
     }
+}
+
+/// `INVALID_ARGUMENT` unless `store[method]` is a function: a store of the
+/// wrong shape is refused where it is handed over, not at its first use.
+fn require_method(store: &JsValue, method: &str, what: &str) -> Result<()> {
+    let found = Reflect::get(store, &JsValue::from_str(method)).map_err(|e| {
+        from_thrown(ErrorCode::PersistenceUnavailable, format!("{what}.{method} could not be looked up"), e)
+    })?;
+    if found.is_function() {
+        return Ok(());
+    }
+    Err(invalid(format!(
+        "{what}.{method} must be a function, not {}: a store has append(sessionId, events) and read(sessionId, options)",
+        describe(&found)
+    )))
 }

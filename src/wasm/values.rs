@@ -170,6 +170,9 @@ fn event_value(event: &RuntimeEvent) -> JsValue {
             }
             if let Some(end) = end {
                 set(&obj, "isError", &JsValue::from_bool(end.is_error));
+                if let Some(code) = end.code {
+                    set(&obj, "errorCode", &JsValue::from_str(code.as_str()));
+                }
                 set(&obj, "output", &JsValue::from_str(&end.content));
                 if let Some((id, child_name)) = &end.child {
                     set(&obj, "childId", &JsValue::from_str(id));

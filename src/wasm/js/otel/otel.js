@@ -17,10 +17,24 @@
 // - `execute_tool {tool}` per tool call (INTERNAL), under the caller's running
 //   turn: the tool's name and call id, ERROR status on a refusal; a delegation
 //   names the child it started, and that child's `create_agent` hangs from it.
-// - each message accepted for a member, as an event on its running turn.
+// - each message accepted for a member, as an event on the turn that takes it
+//   in: its running turn, or (a message that wakes an idle member, the common
+//   case) its next turn, stamped with the time it was accepted.
+//
+// Content is recorded only with `recordContent: true`: tool arguments and
+// results, message text, and a child's label (the model's spawn description).
+// Without it, nothing a model or user wrote leaves in an attribute, event or
+// status: a refused tool call's status is its error code and a fixed sentence
+// (its text may repeat the model's arguments); a failed turn's is a fixed
+// sentence. Committed names and full names are identities, always recorded.
 import * as C from './conventions.js';
 
 const SPAN_KEY = Symbol.for('OpenTelemetry Context Key SPAN');
+
+/** The event each accepted message is on its turn's span. */
+const MESSAGE_EVENT = 'subagent_tree.message';
+/** Messages kept per member between its turns (a member that never runs again holds no more). */
+const MAX_WAITING = 256;
 
 /**
  * A context as `@opentelemetry/api`'s own (immutable: each change makes a new
@@ -105,6 +119,8 @@ export function instrument(runtime, options) {
   const turns = new Map();
   /** Call id -> the call's open `execute_tool` span. */
   const calls = new Map();
+  /** Session id -> messages accepted while no turn of the member ran: `[attributes, time]`, for its next turn. */
+  const waiting = new Map();
 
   const createAgent = (id, name, rootId, attributes, parent) => {
     const span = tracer.startSpan(
@@ -130,7 +146,8 @@ export function instrument(runtime, options) {
     }
     return createAgent(id, name, rootId, {}, undefined);
   };
-  const childAttributes = (m) => ({ [C.AGENT_DESCRIPTION]: m.label, [C.PROVIDER]: m.provider });
+  // A label is the model's own words (spawn_agent's description): content.
+  const childAttributes = (m) => (recordContent ? { [C.AGENT_DESCRIPTION]: m.label, [C.PROVIDER]: m.provider } : { [C.PROVIDER]: m.provider });
   // The creator's span a new child hangs from: the delegation call making it, else the creator's turn.
   const creatorSpan = (m) => calls.get(m.toolCallId) ?? turns.get(m.parentSessionId) ?? anchorOf(m.parentSessionId, m.parentSessionId === m.rootSessionId ? 'lead' : m.parentSessionId, m.rootSessionId);
 
@@ -160,6 +177,8 @@ export function instrument(runtime, options) {
         );
         turns.get(e.sessionId)?.end();
         turns.set(e.sessionId, span);
+        for (const [attributes, time] of waiting.get(e.sessionId) ?? []) span.addEvent(MESSAGE_EVENT, attributes, time);
+        waiting.delete(e.sessionId);
         return;
       }
       const span = turns.get(e.sessionId);
@@ -196,7 +215,9 @@ export function instrument(runtime, options) {
       if (recordContent) span.setAttribute(C.TOOL_CALL_RESULT, e.output);
       if (e.isError) {
         span.setAttribute(C.ERROR_TYPE, 'tool_error');
-        span.setStatus({ code: C.STATUS_ERROR, message: e.output.slice(0, 200) });
+        // The refusal's text is for the model and may repeat its arguments: content.
+        const message = recordContent ? e.output.slice(0, 200) : `${e.errorCode ?? 'TOOL_ERROR'}: the tool call was refused`;
+        span.setStatus({ code: C.STATUS_ERROR, message });
       }
       span.end();
     }),
@@ -204,8 +225,16 @@ export function instrument(runtime, options) {
       const attributes = { [C.MESSAGE_KIND]: e.kind, [C.MESSAGE_ID]: e.messageId, [C.AGENT_NAME]: e.name };
       if (typeof e.from === 'string') attributes[C.MESSAGE_FROM] = e.from;
       if (recordContent && e.content !== undefined) attributes[C.MESSAGE_CONTENT] = textOf(e.content);
-      turns.get(e.sessionId)?.addEvent('subagent_tree.message', attributes);
+      const turn = turns.get(e.sessionId);
+      if (turn) return turn.addEvent(MESSAGE_EVENT, attributes);
+      const queue = waiting.get(e.sessionId) ?? [];
+      // Bounded: a member that never runs again keeps at most the latest MAX_WAITING.
+      if (queue.length >= MAX_WAITING) queue.shift();
+      queue.push([attributes, new Date()]);
+      waiting.set(e.sessionId, queue);
     }),
+    // A member that ends runs no next turn: its waiting messages have nowhere to go.
+    runtime.on('subagent/end', (e) => waiting.delete(e.id)),
   ];
   return () => {
     runtime.setTraceContextSource(null);
@@ -213,5 +242,6 @@ export function instrument(runtime, options) {
     for (const span of [...calls.values(), ...turns.values()]) span.end();
     calls.clear();
     turns.clear();
+    waiting.clear();
   };
 }

@@ -2,7 +2,7 @@
 // `subagent_tree.d.ts` imports and re-exports them (scripts/public-types.mjs);
 // the build copies this file to `types/runtime.d.ts`.
 import type { Agent } from '../index.js';
-import type { AbortSignalLike, JsonValue, SessionEvent, CatalogMode, CatalogEntry, Row, SessionStore, LastTurn } from './core.js';
+import type { AbortSignalLike, JsonValue, SessionEvent, CatalogMode, CatalogEntry, Row, SessionStore, LastTurn, SubagentErrorCode } from './core.js';
 
 /** Text content: what hosts return, what tools and notices read. */
 export interface TextBlock {
@@ -607,6 +607,8 @@ export interface SubagentToolEvent {
   input?: JsonValue;
   /** On `end`: whether the result is a refusal or failure. */
   isError?: boolean;
+  /** On `end` of a refusal: its code (`output`, a sentence for the model, may repeat the model's arguments). */
+  errorCode?: SubagentErrorCode;
   /** On `end`: the result's model-ready text. */
   output?: string;
   /** On `end` of a delegation that started a child: its Session id and full name. */
