@@ -159,9 +159,10 @@ test('native: forged, copied and proxied stores are refused with INVALID_ARGUMEN
   const { runtime: viaObject } = await tree(viaJs(real));
   assert.equal((await viaObject.listDescendants('root')).length, 2);
   assert.equal((await listDescendants(real, 'root')).length, 2);
-  // A forged object without any of the glue's methods goes through JS, as any JS store.
+  // A forged object without any of the glue's methods is taken as a JS store, and one without
+  // read and append is refused at construction (issue 66), not at its first read.
   const unset = Object.create(MemoryStore.prototype, Object.fromEntries(METHODS.map((m) => [m, { value: undefined }])));
-  await rejects(new SubagentRuntime({ store: unset, host: echo }).openRoot({ sessionId: 'r' }), 'PERSISTENCE_UNAVAILABLE', 'store.read failed');
+  throws(() => new SubagentRuntime({ store: unset, host: echo }), 'INVALID_ARGUMENT', 'options.store.read must be a function');
   // A real store given a `__wbg_ptr`: an ordinary property now, so it still works natively.
   const tampered = new MemoryStore();
   tampered.__wbg_ptr = 12345;

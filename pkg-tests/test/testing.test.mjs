@@ -35,7 +35,7 @@ const releaseScript = (onChecker, { interrupted = true } = {}) => ({
     },
     { expectInput: interrupted ? /reviewer\/checker was stopped/ : /reviewer\/checker finished/, reply: 'reviewer saw checker stop' },
   ],
-  writer: [{ steps: [{ call: 'send_message', input: { agent: 'reviewer', message: 'the notes are ready' }, expectError: false }], reply: 'notes written', usage: { tokens: 7 } }],
+  writer: [{ steps: [{ call: 'send_message', input: { agent: 'reviewer', message: 'the notes are ready' }, expectError: false }], reply: 'notes written', usage: { inputTokens: 5, outputTokens: 2 } }],
   'reviewer/checker': [interrupted ? (turn) => (onChecker(), scriptedStepAbort(turn)) : 'links checked'],
 });
 
@@ -143,7 +143,7 @@ test('record, then replay without a model: two replays of one cassette write byt
   const writer = JSON.parse(lines.find((l) => l.startsWith('{"name":"writer"')));
   assert.deepEqual(writer.steps[0].input, { agent: 'reviewer', message: 'the notes are ready' });
   assert.equal(writer.steps[0].result.isError, false);
-  assert.deepEqual(writer.outcome, { messages: ['notes written'], usage: { tokens: 7 } });
+  assert.deepEqual(writer.outcome, { messages: ['notes written'], usage: { inputTokens: 5, outputTokens: 2 } });
   const reviewer = JSON.parse(lines.find((l) => l.startsWith('{"name":"reviewer","turn":1')));
   assert.deepEqual(reviewer.steps.map((s) => s.call ?? 'steered'), ['spawn_agent', 'steered']);
   assert.match(reviewer.steps[1].steered[0], /the notes are ready/);

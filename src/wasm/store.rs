@@ -181,7 +181,6 @@ impl JsStore {
                 describe(value)
             )));
         }
-        require_method(value, "read", what)?;
         let has_read_many = match Reflect::get(value, &JsValue::from_str("readMany")) {
             Ok(f) => f.is_function(),
             Err(e) => {
@@ -195,9 +194,12 @@ impl JsStore {
         Ok(JsStore { obj: value.clone().unchecked_into(), has_read_many, budget: EventBudget::default() })
     }
 
-    /// [`JsStore::new`] for a store that is written to (a runtime's): it needs `append` too.
+    /// [`JsStore::new`] for a runtime's store, its shape checked at construction
+    /// (`read` and `append`), where a listing's store fails at its first read
+    /// (`PERSISTENCE_UNAVAILABLE`, as the lite entry's does).
     pub fn writable(value: &JsValue, what: &str) -> Result<JsStore> {
         let store = JsStore::new(value, what)?;
+        require_method(value, "read", what)?;
         require_method(value, "append", what)?;
         Ok(store)
     }
