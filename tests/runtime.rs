@@ -1589,3 +1589,104 @@ fn queued_input_is_bounded_per_member_and_per_runtime_and_room_returns_when_a_tu
     h.host.open("other");
     h.settle();
 }
+
+/// An external provider whose runs end when their signal aborts, recording
+/// each start's `run_token` (issue 67: what a run streams is its child's).
+struct Streamer(Rc<std::cell::RefCell<Vec<u64>>>);
+
+struct StreamerRun(Signal, String);
+
+impl Run for StreamerRun {
+    fn id(&self) -> String {
+        self.1.clone()
+    }
+    fn result(&self) -> LocalBoxFuture<'static, Result<subagent_tree::SubagentResult>> {
+        let signal = self.0.clone();
+        Box::pin(async move {
+            signal.aborted().await;
+            Ok(subagent_tree::SubagentResult::new("aborted"))
+        })
+    }
+    fn dispose(&self) -> LocalBoxFuture<'static, Result<()>> {
+        self.0.abort();
+        Box::pin(async { Ok(()) })
+    }
+}
+
+impl Provider for Streamer {
+    fn name(&self) -> String {
+        "streamer".into()
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+    fn inherits_parent_context(&self) -> bool {
+        false
+    }
+    fn prepares_continuable(&self) -> bool {
+        false
+    }
+    fn starts_runs(&self) -> bool {
+        true
+    }
+    fn prepare_continuable(
+        &self,
+        _r: ContinuableCreateRequest,
+    ) -> LocalBoxFuture<'static, Result<ContinuableCreateSpec>> {
+        Box::pin(async { Err(subagent_tree::SubagentError::new(ErrorCode::UnsupportedCapability, "external only")) })
+    }
+    fn start(&self, r: StartRequest) -> LocalBoxFuture<'static, Result<Box<dyn Run>>> {
+        self.0.borrow_mut().push(r.run_token);
+        let id = format!("run-{}", self.0.borrow().len());
+        Box::pin(async move { Ok(Box::new(StreamerRun(r.signal, id)) as Box<dyn Run>) })
+    }
+}
+
+/// Issue 67: an external run streams text and its own tool calls through its
+/// start's token, published as its child's `subagent/delta` and `subagent/tool`;
+/// nothing of another run's, and nothing once the run has left.
+#[test]
+fn an_external_run_streams_text_and_tool_calls_as_its_childs() {
+    use subagent_tree::core::delta::{Part, PartKind, RunPart};
+    let h = Harness::wide();
+    let tokens = Rc::new(std::cell::RefCell::new(Vec::new()));
+    h.rt.register_provider(Rc::new(Streamer(tokens.clone()))).unwrap();
+    let root = h.root();
+    let mut s = spec(&root, Some("coder"));
+    s.provider = "streamer".into();
+    let coder = start(&h, s).unwrap();
+    let token = tokens.borrow()[0];
+    let text = |t: &str| RunPart::Delta(Part { kind: PartKind::TextDelta, text: t.into() });
+    assert!(h.rt.emit_run(token, text("Reading ")));
+    let call = RunPart::ToolCall { key: "c1".into(), tool: "Read".into(), input: Some(Value::from("a.rs")) };
+    assert!(h.rt.emit_run(token, call.clone()));
+    assert!(!h.rt.emit_run(token, call), "a call id open twice is ignored");
+    let end = RunPart::ToolResult { key: "c1".into(), output: "ok".into(), is_error: false };
+    assert!(h.rt.emit_run(token, end.clone()));
+    assert!(!h.rt.emit_run(token, end), "a result for no open call is ignored");
+    assert!(!h.rt.emit_run(token + 1_000, text("forged")), "an unknown token names nobody");
+    let seen: Vec<String> = h
+        .events
+        .borrow()
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::Delta { name, turn_id, part, .. } => {
+                Some(format!("{name} delta {} {}", *turn_id == token, part.text))
+            }
+            RuntimeEvent::Tool { name, tool, input, end, .. } => Some(match end {
+                None => format!("{name} call {tool} {input:?}"),
+                Some(end) => format!("{name} result {tool} {} {}", end.content, end.is_error),
+            }),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        ["coder delta true Reading ", "coder call Read Some(String(\"a.rs\"))", "coder result Read ok false",]
+    );
+    // Gone: nothing more is published.
+    h.rt.interrupt(&coder.child_id, InterruptAuthority::Tree(&root)).unwrap();
+    h.settle();
+    assert!(!h.rt.is_resident(&coder.child_id));
+    assert!(!h.rt.emit_run(token, text("late")));
+}

@@ -39,6 +39,8 @@ pub(crate) enum Kind {
         run: Rc<dyn Run>,
         signal: Signal,
         result: Deferred<crate::Result<SubagentResult>>,
+        /// The start request's `run_token`: what the run emits is this member's.
+        token: u64,
     },
 }
 

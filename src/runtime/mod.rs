@@ -64,7 +64,7 @@ pub use member::{Agent, Delivery, InboxMessage, MessageSource, Scheduling, Steer
 pub use recovery::LOST_TURN;
 pub use start::{Activation, ActivationSpec};
 
-use crate::core::delta::Part;
+use crate::core::delta::{Part, RunPart};
 use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::core::event::{self, SessionEvent};
 use crate::core::exec::{Deferred, Driver, LocalBoxFuture, Tasks};
@@ -294,7 +294,20 @@ pub(crate) struct State {
     pub materializing: Claims,
     /// Host waits for the turn that consumes a message: message id -> (root, answer).
     pub answers: HashMap<String, (String, Deferred<Result<crate::SubagentResult>>)>,
+    /// Resident external runs by their start's `run_token`; kept in step by
+    /// `insert_member` and `remove_member`.
+    runs: HashMap<u64, RunEntry>,
 }
+
+/// An external run's live output: whose it is, and its open tool calls
+/// (the run's own call id -> the runtime's `callId` and the tool's name).
+pub(crate) struct RunEntry {
+    pub id: String,
+    pub calls: HashMap<String, (u64, String)>,
+}
+
+/// Open tool calls one run may hold: a run that never ends its calls holds no more.
+const MAX_OPEN_RUN_CALLS: usize = 1024;
 
 impl State {
     /// Makes `member` the resident member of its Session id.
@@ -303,6 +316,9 @@ impl State {
             self.children.entry(parent.clone()).or_default().insert(member.id.clone());
         }
         self.by_root.entry(member.root_id.clone()).or_default().insert(member.id.clone());
+        if let Kind::External { token, .. } = &member.kind {
+            self.runs.insert(*token, RunEntry { id: member.id.clone(), calls: HashMap::default() });
+        }
         self.members.insert(member.id.clone(), member);
     }
 
@@ -312,6 +328,9 @@ impl State {
             return;
         }
         self.members.remove(&member.id);
+        if let Kind::External { token, .. } = &member.kind {
+            self.runs.remove(token);
+        }
         if let Some(parent) = &member.parent_id {
             unindex(&mut self.children, parent, &member.id);
         }
@@ -924,6 +943,62 @@ impl Runtime {
             });
         }
         current
+    }
+
+    /// Publishes what external run `token` streams (its start request's
+    /// `run_token`) as its member's: text as `subagent/delta` (the token as its
+    /// `turnId`: a run has no turns), its tool calls as `subagent/tool`.
+    /// `false` (ignored) before the run is the child and after it leaves; a
+    /// result for a call never begun, or a call past the open-call bound, too.
+    pub fn emit_run(&self, token: u64, part: RunPart) -> bool {
+        let (member, call) = {
+            let mut st = self.0.state.borrow_mut();
+            let State { runs, members, .. } = &mut *st;
+            let Some(entry) = runs.get_mut(&token) else { return false };
+            let Some(member) = members.get(&entry.id).filter(|m| m.phase() == Phase::Live).cloned() else {
+                return false;
+            };
+            let call = match &part {
+                RunPart::Delta(_) => None,
+                RunPart::ToolCall { key, tool, .. } => {
+                    if entry.calls.len() >= MAX_OPEN_RUN_CALLS || entry.calls.contains_key(key) {
+                        return false;
+                    }
+                    let id = self.token();
+                    entry.calls.insert(key.clone(), (id, tool.clone()));
+                    Some((id, tool.clone()))
+                }
+                RunPart::ToolResult { key, .. } => match entry.calls.remove(key) {
+                    Some(id) => Some(id),
+                    None => return false,
+                },
+            };
+            (member, call)
+        };
+        let (root_id, session_id, name) = (member.root_id.clone(), member.id.clone(), member.full_name.clone());
+        let (call_id, tool) = call.unwrap_or_default();
+        self.emit(match part {
+            RunPart::Delta(part) => RuntimeEvent::Delta { root_id, session_id, name, turn_id: token, part },
+            RunPart::ToolCall { input, .. } => RuntimeEvent::Tool {
+                root_id,
+                session_id,
+                name,
+                call_id,
+                tool,
+                input: Some(input.unwrap_or(Value::Null)),
+                end: None,
+            },
+            RunPart::ToolResult { output, is_error, .. } => RuntimeEvent::Tool {
+                root_id,
+                session_id,
+                name,
+                call_id,
+                tool,
+                input: None,
+                end: Some(ToolEnd { is_error, code: None, content: output, child: None }),
+            },
+        });
+        true
     }
 
     /// The live handle of a resident member, for trusted native code (tests,

@@ -135,6 +135,10 @@ pub struct StartRequest {
     pub agent_options: Option<Value>,
     pub output_schema: Option<Value>,
     pub max_depth: Option<u64>,
+    /// Names this start's run in [`crate::Runtime::emit_run`]: what the run
+    /// streams (text, its own tool calls) reaches listeners as the child's,
+    /// once the run is the child (dropped before, and after it leaves).
+    pub run_token: u64,
 }
 
 /// An external execution handle, owned by the activation registry until disposed.

@@ -604,7 +604,9 @@ impl Runtime {
                 }
             });
         }
+        let token = self.token();
         let request = StartRequest {
+            run_token: token,
             cwd: admission.cwd.clone(),
             agent_preset: spec.agent_preset.clone(),
             label: spec.label.clone(),
@@ -654,7 +656,7 @@ impl Runtime {
         published.set(true);
 
         let settlement = Settlement::new(spec.delivery);
-        let kind = Kind::External { run: run.clone(), signal: run_signal, result: Deferred::new() };
+        let kind = Kind::External { run: run.clone(), signal: run_signal, result: Deferred::new(), token };
         let place = Placement { id: &id, full_name: &full_name, path, next_seq: 0, trace: None };
         let member = self.make_resident(spec, admission, place, kind, &settlement, None);
         // Caller delivery keeps no catalog entry, so its name is not committed.

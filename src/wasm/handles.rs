@@ -67,6 +67,8 @@ extern "C" {
     ) -> JsValue;
     #[wasm_bindgen(js_name = makeTools)]
     fn make_tools_js(cap: &JsValue, runtime: u32, agent: &JsValue, specs: &Array) -> JsValue;
+    #[wasm_bindgen(js_name = makeRunEmitter)]
+    fn make_run_emitter_js(cap: &JsValue, runtime: u32, token: f64) -> JsValue;
     #[wasm_bindgen(js_name = makeEventStream)]
     fn make_event_stream_js(cap: &JsValue, runtime: u32, id: f64, signal: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = makeDisposer)]
@@ -143,6 +145,11 @@ pub fn make_turn(runtime: u32, turn: JsValue, agent: JsValue, incarnation: f64, 
 /// `runtime.events()`'s async iterator over stream `id` (closed when `signal` aborts).
 pub fn make_event_stream(runtime: u32, id: u64, signal: &JsValue) -> JsValue {
     make_event_stream_js(&cap(), runtime, id as f64, signal)
+}
+
+/// An external run's `emit(part)`, bound to its start's token.
+pub fn make_run_emitter(runtime: u32, token: u64) -> JsValue {
+    make_run_emitter_js(&cap(), runtime, token as f64)
 }
 
 pub fn make_tools(runtime: u32, agent: &JsValue, specs: &Array) -> JsValue {

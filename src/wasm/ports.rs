@@ -323,6 +323,7 @@ impl Provider for JsProvider {
         if let Some(d) = request.max_depth {
             set(&req, "maxDepth", &JsValue::from_f64(d as f64));
         }
+        set(&req, "emit", &super::handles::make_run_emitter(self.runtime, request.run_token));
         let (obj, name, runtime) = (self.obj.clone(), self.name.clone(), self.runtime);
         Box::pin(async move {
             let value = settled(call_method(&obj, "start", &[req.into()])).await.map_err(|e| {

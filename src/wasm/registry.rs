@@ -91,6 +91,14 @@ pub(super) fn dispatch(op: &str, args: &Array) -> Result<JsValue> {
             let emitted = rt.handle(&id, inc).is_some_and(|a| rt.emit_part(&a, turn, part));
             Ok(JsValue::from_bool(emitted))
         }
+        "emitRun" => {
+            let token = arg(1).as_f64().unwrap_or(-1.0) as u64;
+            // Bounded before it is copied: a part's text plus its framing (a tool call's input too).
+            let budget = Budget::new(MAX_PART_BYTES + 64, "partBytes").lenient();
+            let part = value_within(&arg(2), budget).map_err(|e| e.error("the part"))?;
+            let part = crate::core::delta::RunPart::from_value(&part)?;
+            Ok(JsValue::from_bool(rt.emit_run(token, part)))
+        }
         "streamNext" => {
             let id = arg(1).as_f64().unwrap_or(0.0) as u64;
             let stream = STREAMS.with(|s| s.borrow().get(&(rt_id, id)).cloned());

@@ -193,6 +193,16 @@ export function makeEventStream(cap, runtime, id, signal) {
 }
 
 /** Tools handed to a model: each spec plus `call(input, { signal })`. */
+/**
+ * An external run's `request.emit(part)`: what the run streams (text, its own
+ * tool calls) reaches listeners as its child's once the run is the child;
+ * `false` when ignored (before, after it left, or a result of no open call).
+ */
+export function makeRunEmitter(cap, runtime, token) {
+  check(cap);
+  return (part) => dispatch('emitRun', runtime, token, part);
+}
+
 export function makeTools(cap, runtime, agent, specs) {
   check(cap);
   const tools = [];

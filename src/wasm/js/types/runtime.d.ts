@@ -160,7 +160,22 @@ export interface ResolvedSubagentStartRequest {
   readonly agentOptions?: JsonValue;
   readonly outputSchema?: JsonValue;
   readonly maxDepth?: number;
+  /**
+   * Streams what the run does to listeners, as its child's: text as
+   * `subagent/delta` (the run has no turns: its `turnId` is one number per
+   * run), its own tool calls as `subagent/tool` (a `tool-call`, then a
+   * `tool-result` with the same `id`). Never stored. `false` when ignored:
+   * before the run is the child (`start` has not resolved), after it left, or
+   * a result for no open call. A bad part throws a `SubagentError`.
+   */
+  emit(part: RunPart): boolean;
 }
+
+/** What an external run streams through `request.emit`. */
+export type RunPart =
+  | DeltaPart
+  | { type: 'tool-call'; id: string; tool: string; input?: JsonValue }
+  | { type: 'tool-result'; id: string; output?: string; isError?: boolean };
 
 /**
  * An external execution handle. `dispose()` cancels remaining work and reaches
@@ -582,7 +597,7 @@ export interface SubagentDeltaEvent {
   sessionId: string;
   /** The member's full name. */
   name: string;
-  /** The turn that streamed it (a new id per turn). */
+  /** The turn that streamed it (a new id per turn; an external run's: one id per run). */
   turnId: number;
   part: DeltaPart;
 }
