@@ -12,7 +12,7 @@ if [ ! -f ../pkg/package.json ]; then
   exit 1
 fi
 if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/miniflare ] || [ ! -d node_modules/typescript ] \
-  || [ ! -d node_modules/esbuild ] || [ ! -d node_modules/vite ] || [ ! -d node_modules/@types/node ] || [ ! -d node_modules/typedoc ] || [ ! -d node_modules/ai ] || [ ! -d node_modules/@modelcontextprotocol/sdk ] || [ ! -d node_modules/@openai/agents ] || [ ! -d node_modules/@opentelemetry/sdk-trace-base ] || [ ! -d node_modules/@opentelemetry/exporter-trace-otlp-http ] || [ ! -d node_modules/@agentclientprotocol/sdk ]; then
+  || [ ! -d node_modules/esbuild ] || [ ! -d node_modules/vite ] || [ ! -d node_modules/@types/node ] || [ ! -d node_modules/typedoc ] || [ ! -d node_modules/ai ] || [ ! -d node_modules/@modelcontextprotocol/sdk ] || [ ! -d node_modules/@openai/agents ] || [ ! -d node_modules/@opentelemetry/sdk-trace-base ] || [ ! -d node_modules/@opentelemetry/exporter-trace-otlp-http ] || [ ! -d node_modules/@agentclientprotocol/sdk ] || [ ! -d node_modules/@agentclientprotocol/claude-agent-acp ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
