@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,6 +98,23 @@ test('the package\'s own ACP agent as a child: listed by name, its text and tool
     assert.deepEqual(processesWith(dir), [], 'no agent process left');
   } finally {
     await model.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the package\'s own command on a scripted host (--script): a deterministic child, no model at all', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'acp-provider-'));
+  const script = path.join(dir, 'script.json');
+  writeFileSync(script, JSON.stringify({ lead: [{ reply: 'Scripted answer.', usage: { inputTokens: 7, outputTokens: 3 } }] }));
+  try {
+    const { result, seen, runtime, lead } = await runChild(acpProvider({ command: process.execPath, args: [BIN, '--dir', path.join(dir, 'sessions'), '--script', script] }));
+    assert.equal(result.stopReason, 'completed', result.diagnostic);
+    assert.deepEqual(result.output, [{ type: 'text', text: 'Scripted answer.' }]);
+    assert.equal(seen.filter((e) => e.type === 'subagent/delta').map((e) => e.part.text).join(''), 'Scripted answer.');
+    const usage = await runtime.usage(lead, 'coder');
+    assert.deepEqual([usage.own.inputTokens, usage.own.outputTokens], [7, 3]);
+    assert.deepEqual(processesWith(dir), []);
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -14,16 +14,16 @@ import { SubagentRuntime } from '../node.js';
 import { commandLine, storeAndModel } from '../node/command.js';
 import { acpAgent } from './acp.js';
 
-const { args, dir, fail } = commandLine(
+const { args, dir, script, fail } = commandLine(
   'subagent-tree-acp',
-  `--dir <sessions> [--max-depth <n>]
+  `--dir <sessions> [--max-depth <n>] [--script <file>]
   --dir        the FileStore directory that holds the trees (created if missing)
   --max-depth  the deepest child (the root is depth 0; default 3)`,
   { 'max-depth': { type: 'string' } },
 );
 const maxDepth = args['max-depth'] === undefined ? 3 : Number(args['max-depth']);
 if (!Number.isSafeInteger(maxDepth) || maxDepth < 1) fail('--max-depth must be a whole number of at least 1');
-const { store, host } = await storeAndModel(dir);
+const { store, host } = await storeAndModel(dir, script);
 const runtime = new SubagentRuntime({ store, host, maxDepth });
 process.stderr.write(`subagent-tree-acp: sessions in ${dir}\n`);
 

@@ -15,15 +15,15 @@ import { SubagentRuntime } from '../node.js';
 import { commandLine, storeAndModel } from '../node/command.js';
 import { mcpServer } from './mcp.js';
 
-const { args, dir } = commandLine(
+const { args, dir, script } = commandLine(
   'subagent-tree-mcp',
-  `--dir <sessions> [--root <sessionId>]
+  `--dir <sessions> [--root <sessionId>] [--script <file>]
   --dir   the FileStore directory that holds the tree (created if missing)
   --root  the root's Session id (default: the one opened there before, else a new one)`,
   { root: { type: 'string' } },
 );
 const remembered = path.join(dir, 'mcp-root');
-const { store, host } = await storeAndModel(dir);
+const { store, host } = await storeAndModel(dir, script);
 const runtime = new SubagentRuntime({ store, host });
 const saved = args.root ?? (await readFile(remembered, 'utf8').then((t) => t.trim(), () => '')) ?? '';
 const lead = await runtime.openRoot(saved ? { sessionId: saved } : {});

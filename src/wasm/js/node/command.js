@@ -2,12 +2,15 @@
 // share: their command line, failing with the usage on bad input, and the
 // FileStore and model host the environment configures. Stdout is the
 // protocol's alone: usage and diagnostics go to stderr (but `--help`'s).
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { FileStore } from './file-store.js';
 import { OpenAIHost } from '../edge/openai-host.js';
+import { scriptedHost } from '../testing/testing.js';
 
-const ENVIRONMENT = 'environment: OPENAI_MODEL (required), OPENAI_BASE_URL, OPENAI_API_KEY';
+const ENVIRONMENT = `  --script     turns from a JSON script (subagent-tree/testing's scriptedHost) instead of a model
+environment: OPENAI_MODEL (required without --script), OPENAI_BASE_URL, OPENAI_API_KEY`;
 
 /**
  * `name`'s arguments: `--dir` (required) and `--help`, plus `options` (as
@@ -22,7 +25,7 @@ export function commandLine(name, usage, options = {}) {
   };
   let args;
   try {
-    args = parseArgs({ options: { dir: { type: 'string' }, help: { type: 'boolean' }, ...options }, strict: true }).values;
+    args = parseArgs({ options: { dir: { type: 'string' }, script: { type: 'string' }, help: { type: 'boolean' }, ...options }, strict: true }).values;
   } catch (error) {
     fail(error.message);
   }
@@ -31,13 +34,26 @@ export function commandLine(name, usage, options = {}) {
     process.exit(0);
   }
   if (!args.dir) fail('--dir is required');
-  if (!process.env.OPENAI_MODEL) fail('OPENAI_MODEL is not set');
-  return { args, dir: path.resolve(args.dir), fail };
+  if (!args.script && !process.env.OPENAI_MODEL) fail('OPENAI_MODEL is not set (or give --script)');
+  let script;
+  if (args.script) {
+    try {
+      script = JSON.parse(readFileSync(args.script, 'utf8'));
+    } catch (error) {
+      fail(`--script ${args.script} is not a readable JSON script (${error.code ?? error.message})`);
+    }
+  }
+  return { args, dir: path.resolve(args.dir), script, fail };
 }
 
-/** The FileStore in `dir`, and an OpenAIHost over it as OPENAI_MODEL, OPENAI_BASE_URL and OPENAI_API_KEY say. */
-export async function storeAndModel(dir) {
+/**
+ * The FileStore in `dir`, and its host: a scripted one when `script` is given
+ * (a `--script` file: deterministic turns, no model), else an OpenAIHost as
+ * OPENAI_MODEL, OPENAI_BASE_URL and OPENAI_API_KEY say.
+ */
+export async function storeAndModel(dir, script) {
   const store = await FileStore.open(dir);
+  if (script !== undefined) return { store, host: scriptedHost(script) };
   const host = new OpenAIHost({
     baseUrl: process.env.OPENAI_BASE_URL || 'https://api.openai.com/v1',
     apiKey: process.env.OPENAI_API_KEY || undefined,
