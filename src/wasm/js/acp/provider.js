@@ -229,7 +229,7 @@ class AcpRun {
     try {
       return await this.#drive();
     } catch (e) {
-      if (e instanceof RunEnd) return e.stopReason === 'aborted' ? { stopReason: 'aborted', output: this.#finalText() } : { stopReason: e.stopReason, diagnostic: e.message };
+      if (e instanceof RunEnd) return e.stopReason === 'aborted' ? { stopReason: 'aborted', output: this.#output() } : { stopReason: e.stopReason, diagnostic: e.message };
       return { stopReason: 'error', diagnostic: `the ${this.#config.name} agent failed: ${e?.message ?? e}`.slice(0, 400) };
     } finally {
       clearTimeout(this.#idleTimer);
@@ -316,7 +316,7 @@ class AcpRun {
       throw await this.#asEnd(e, 'session/prompt');
     }
     const stopReason = STOP[response?.stopReason] ?? 'completed';
-    const result = { stopReason, output: this.#finalText() };
+    const result = { stopReason, output: this.#output() };
     if (response?.usage) result.usage = usageOf(response.usage);
     else if (this.#lastUsage) result.usage = { inputTokens: this.#lastUsage, outputTokens: 0 };
     if (response?.stopReason === 'max_turn_requests') result.diagnostic = `${who} reached its limit of model requests`;
@@ -445,10 +445,10 @@ class AcpRun {
     return option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : { outcome: { outcome: 'cancelled' } };
   }
 
-  /** The agent's last message: its text after its last tool call (or before, when it said nothing after). */
-  #finalText() {
+  /** The agent's last message (its text after its last tool call, or before when it said nothing after): none when it said nothing. */
+  #output() {
     const said = this.#messages.filter((m) => m !== '');
-    return said.length === 0 ? '' : said[said.length - 1];
+    return said.length === 0 ? [] : [{ type: 'text', text: said[said.length - 1] }];
   }
 
   /** Ends the process (its group: tools it started too) and waits for it to go. */
