@@ -13,16 +13,10 @@ use runtime_support::Harness;
 use std::cell::RefCell;
 use std::rc::Rc;
 use subagent_tree::event;
-use subagent_tree::exec::LocalBoxFuture;
 use subagent_tree::json::Value;
-use subagent_tree::ports::{
-    Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest,
-};
 use subagent_tree::runtime::{InterruptAuthority, Scheduling};
 use subagent_tree::tools::ToolResult;
-use subagent_tree::{
-    ActivationSpec, Agent, ErrorCode, Result, Runtime, RuntimeOptions, Signal, SubagentError, SubagentResult,
-};
+use subagent_tree::{ActivationSpec, Agent, ErrorCode, Result, Runtime, RuntimeOptions, Signal};
 
 /// The attacks tried and what each met, for the table in the closing note
 /// (`cargo test --test attacks -- --nocapture` prints it).
@@ -80,7 +74,7 @@ fn scene() -> Scene {
     // Session ids like UUIDs never parse as names ("0s-1", "B-root"), so tools can address them.
     let options = RuntimeOptions { max_depth: 4, capacity: 32, ..RuntimeOptions::default() };
     let h = Harness::over(Rc::new(subagent_tree::MemoryStore::new()), "0", options);
-    h.rt.register_provider(Rc::new(Runner)).unwrap();
+    h.rt.register_provider(Rc::new(runtime_support::UntilAborted::named("runner"))).unwrap();
     let root = h.root();
     let rt = h.rt.clone();
     let other = h.run(async move { rt.open_root(Some(B_ROOT.into()), Some("/other".into())).await.unwrap() });
@@ -450,54 +444,6 @@ fn handles_only_do_what_their_role_allows() {
 }
 
 // ---- an external provider whose runs never finish on their own -------------
-
-struct Runner;
-
-struct RunnerRun(Signal);
-
-impl Run for RunnerRun {
-    fn id(&self) -> String {
-        "runner-1".into()
-    }
-    fn result(&self) -> LocalBoxFuture<'static, Result<SubagentResult>> {
-        let signal = self.0.clone();
-        Box::pin(async move {
-            signal.aborted().await;
-            Ok(SubagentResult::new("aborted"))
-        })
-    }
-    fn dispose(&self) -> LocalBoxFuture<'static, Result<()>> {
-        self.0.abort();
-        Box::pin(async { Ok(()) })
-    }
-}
-
-impl Provider for Runner {
-    fn name(&self) -> String {
-        "runner".into()
-    }
-    fn capabilities(&self) -> Capabilities {
-        Capabilities::default()
-    }
-    fn inherits_parent_context(&self) -> bool {
-        false
-    }
-    fn prepares_continuable(&self) -> bool {
-        false
-    }
-    fn starts_runs(&self) -> bool {
-        true
-    }
-    fn prepare_continuable(
-        &self,
-        _r: ContinuableCreateRequest,
-    ) -> LocalBoxFuture<'static, Result<ContinuableCreateSpec>> {
-        Box::pin(async { Err(SubagentError::new(ErrorCode::UnsupportedCapability, "external only")) })
-    }
-    fn start(&self, r: StartRequest) -> LocalBoxFuture<'static, Result<Box<dyn Run>>> {
-        Box::pin(async move { Ok(Box::new(RunnerRun(r.signal)) as Box<dyn Run>) })
-    }
-}
 
 /// Issue 66, point 1: a child's Session never opens as a root, live or cold,
 /// in its own runtime or another over the same store. The refusal writes

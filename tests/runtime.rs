@@ -1590,58 +1590,6 @@ fn queued_input_is_bounded_per_member_and_per_runtime_and_room_returns_when_a_tu
     h.settle();
 }
 
-/// An external provider whose runs end when their signal aborts, recording
-/// each start's `run_token` (issue 67: what a run streams is its child's).
-struct Streamer(Rc<std::cell::RefCell<Vec<u64>>>);
-
-struct StreamerRun(Signal, String);
-
-impl Run for StreamerRun {
-    fn id(&self) -> String {
-        self.1.clone()
-    }
-    fn result(&self) -> LocalBoxFuture<'static, Result<subagent_tree::SubagentResult>> {
-        let signal = self.0.clone();
-        Box::pin(async move {
-            signal.aborted().await;
-            Ok(subagent_tree::SubagentResult::new("aborted"))
-        })
-    }
-    fn dispose(&self) -> LocalBoxFuture<'static, Result<()>> {
-        self.0.abort();
-        Box::pin(async { Ok(()) })
-    }
-}
-
-impl Provider for Streamer {
-    fn name(&self) -> String {
-        "streamer".into()
-    }
-    fn capabilities(&self) -> Capabilities {
-        Capabilities::default()
-    }
-    fn inherits_parent_context(&self) -> bool {
-        false
-    }
-    fn prepares_continuable(&self) -> bool {
-        false
-    }
-    fn starts_runs(&self) -> bool {
-        true
-    }
-    fn prepare_continuable(
-        &self,
-        _r: ContinuableCreateRequest,
-    ) -> LocalBoxFuture<'static, Result<ContinuableCreateSpec>> {
-        Box::pin(async { Err(subagent_tree::SubagentError::new(ErrorCode::UnsupportedCapability, "external only")) })
-    }
-    fn start(&self, r: StartRequest) -> LocalBoxFuture<'static, Result<Box<dyn Run>>> {
-        self.0.borrow_mut().push(r.run_token);
-        let id = format!("run-{}", self.0.borrow().len());
-        Box::pin(async move { Ok(Box::new(StreamerRun(r.signal, id)) as Box<dyn Run>) })
-    }
-}
-
 /// Issue 67: an external run streams text and its own tool calls through its
 /// start's token, published as its child's `subagent/delta` and `subagent/tool`;
 /// nothing of another run's, and nothing once the run has left.
@@ -1649,8 +1597,9 @@ impl Provider for Streamer {
 fn an_external_run_streams_text_and_tool_calls_as_its_childs() {
     use subagent_tree::core::delta::{Part, PartKind, RunPart};
     let h = Harness::wide();
-    let tokens = Rc::new(std::cell::RefCell::new(Vec::new()));
-    h.rt.register_provider(Rc::new(Streamer(tokens.clone()))).unwrap();
+    let streamer = runtime_support::UntilAborted::named("streamer");
+    let tokens = streamer.tokens.clone();
+    h.rt.register_provider(Rc::new(streamer)).unwrap();
     let root = h.root();
     let mut s = spec(&root, Some("coder"));
     s.provider = "streamer".into();

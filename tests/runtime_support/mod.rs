@@ -257,3 +257,66 @@ impl Run for ExtRun {
         Box::pin(async { Ok(()) })
     }
 }
+
+/// An external provider whose runs work until their signal aborts (an
+/// interrupt, a dispose), recording each start's `run_token`.
+pub struct UntilAborted {
+    pub name: String,
+    pub tokens: Rc<RefCell<Vec<u64>>>,
+}
+
+impl UntilAborted {
+    pub fn named(name: &str) -> UntilAborted {
+        UntilAborted { name: name.to_owned(), tokens: Rc::default() }
+    }
+}
+
+impl Provider for UntilAborted {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+    fn inherits_parent_context(&self) -> bool {
+        false
+    }
+    fn prepares_continuable(&self) -> bool {
+        false
+    }
+    fn starts_runs(&self) -> bool {
+        true
+    }
+    fn prepare_continuable(
+        &self,
+        _r: ContinuableCreateRequest,
+    ) -> LocalBoxFuture<'static, Result<ContinuableCreateSpec>> {
+        Box::pin(async {
+            Err(subagent_tree::SubagentError::new(subagent_tree::ErrorCode::UnsupportedCapability, "external only"))
+        })
+    }
+    fn start(&self, r: StartRequest) -> LocalBoxFuture<'static, Result<Box<dyn Run>>> {
+        self.tokens.borrow_mut().push(r.run_token);
+        let id = format!("{}-{}", self.name, self.tokens.borrow().len());
+        Box::pin(async move { Ok(Box::new(UntilAbortedRun(r.signal, id)) as Box<dyn Run>) })
+    }
+}
+
+pub struct UntilAbortedRun(subagent_tree::Signal, String);
+
+impl Run for UntilAbortedRun {
+    fn id(&self) -> String {
+        self.1.clone()
+    }
+    fn result(&self) -> LocalBoxFuture<'static, Result<SubagentResult>> {
+        let signal = self.0.clone();
+        Box::pin(async move {
+            signal.aborted().await;
+            Ok(SubagentResult::new("aborted"))
+        })
+    }
+    fn dispose(&self) -> LocalBoxFuture<'static, Result<()>> {
+        self.0.abort();
+        Box::pin(async { Ok(()) })
+    }
+}
