@@ -12,7 +12,7 @@ use subagent_tree::core::usage::Usage;
 use subagent_tree::event;
 use subagent_tree::json::Value;
 use subagent_tree::ports::TurnOutcome;
-use subagent_tree::runtime::{MessageSource, RuntimeEvent, Scheduling};
+use subagent_tree::runtime::{MessageSource, RootSettings, RuntimeEvent, Scheduling};
 use subagent_tree::store::ReadQuery;
 use subagent_tree::testkit::completed;
 use subagent_tree::{ActivationSpec, Agent, ErrorCode, RuntimeOptions, Signal};
@@ -35,7 +35,11 @@ fn spends(host: &TestHost, name: &'static str, input: u64, output: u64) {
 
 fn open(h: &Harness, budget: Option<Budget>) -> Agent {
     let rt = h.rt.clone();
-    h.run(async move { rt.open_root_with(Some("root".into()), Some("/work".into()), budget).await.unwrap() })
+    h.run(async move {
+        rt.open_root_with(Some("root".into()), Some("/work".into()), RootSettings { budget, agent_options: None })
+            .await
+            .unwrap()
+    })
 }
 
 fn prompt(h: &Harness, root: &Agent, target: &'static str, text: &'static str) -> subagent_tree::Result<String> {

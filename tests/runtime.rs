@@ -1639,3 +1639,74 @@ fn an_external_run_streams_text_and_tool_calls_as_its_childs() {
     assert!(!h.rt.is_resident(&coder.child_id));
     assert!(!h.rt.emit_run(token, text("late")));
 }
+
+/// Issue 68, point 1 (seed 003: "in-process providers merge them over the
+/// parent Agent's options when they create the child"; "records Session
+/// authorization before the first model request"): a root's options from
+/// openRoot, a child's merged over its creator's, recorded before its first
+/// turn, given to every turn, and restored by a cold resume in a new runtime.
+#[test]
+fn agent_options_merge_over_the_creators_are_recorded_first_and_survive_a_restart() {
+    use subagent_tree::core::agent_options::AgentOptions;
+    use subagent_tree::runtime::RootSettings;
+    let store = Rc::new(subagent_tree::MemoryStore::new());
+    let h =
+        Harness::over(store.clone(), "a", RuntimeOptions { max_depth: 3, capacity: 8, ..RuntimeOptions::default() });
+    let root_options =
+        AgentOptions { provider: Some("openai".into()), model: Some("big".into()), ..Default::default() };
+    let rt = h.rt.clone();
+    let settings = RootSettings { agent_options: Some(root_options.clone()), budget: None };
+    let root = h.run(async move { rt.open_root_with(Some("root".into()), None, settings).await.unwrap() });
+    let mut s = spec(&root, Some("reviewer"));
+    s.agent_options =
+        Some(Value::object([("model", Some(Value::from("small"))), ("maxOutputTokens", Some(Value::from(500u64)))]));
+    let reviewer = start(&h, s).unwrap();
+    h.settle();
+    let merged = AgentOptions {
+        provider: Some("openai".into()),
+        model: Some("small".into()),
+        reasoning_effort: None,
+        max_output_tokens: Some(500),
+    };
+    // Recorded in the child's session/start, before its first turn began.
+    let log = h.store.read_now(&reviewer.child_id, &ReadQuery::default()).unwrap();
+    let start_at = log.iter().position(|e| e.kind == event::SESSION_START).unwrap();
+    let turn_at = log.iter().position(|e| e.kind == event::TURN_START).unwrap();
+    assert!(start_at < turn_at);
+    assert_eq!(log[start_at].payload.get("agentOptions"), Some(&merged.to_value()));
+    // The root's in its own log, before any turn of it.
+    let root_log = h.store.read_now("root", &ReadQuery::default()).unwrap();
+    assert_eq!(root_log[0].kind, event::AGENT_OPTIONS);
+    // Every turn sees them.
+    assert_eq!(h.host.turns_of("reviewer")[0].agent_options.as_ref(), Some(&merged));
+    // A grandchild with none of its own runs with its creator's.
+    let rt = h.rt.clone();
+    let held = h.run({
+        let root = root.clone();
+        async move { rt.reopen(&root, "reviewer", &Signal::never()).await.unwrap() }
+    });
+    let checker = start(&h, spec(&held.agent(), Some("checker"))).unwrap();
+    drop(held);
+    h.settle();
+    assert_eq!(h.host.turns_of("reviewer/checker")[0].agent_options.as_ref(), Some(&merged));
+    // A restart: a new runtime resumes reviewer cold, with the same options; the root reopens with its own.
+    let again = Harness::over(store, "b", RuntimeOptions { max_depth: 3, capacity: 8, ..RuntimeOptions::default() });
+    let root2 = again.root();
+    let (rt, r) = (again.rt.clone(), root2.clone());
+    again
+        .run(async move { rt.prompt(&r, "reviewer", Value::from("once more"), Scheduling::Queue, &Signal::never()).await })
+        .unwrap();
+    again.settle();
+    assert_eq!(again.host.turns_of("reviewer")[0].agent_options.as_ref(), Some(&merged), "restored from its log");
+    let (rt, r) = (again.rt.clone(), root2.clone());
+    again
+        .run(async move { rt.prompt(&r, "lead", Value::from("hi"), Scheduling::Queue, &Signal::never()).await })
+        .unwrap();
+    again.settle();
+    assert_eq!(again.host.turns_of("lead")[0].agent_options.as_ref(), Some(&root_options));
+    assert!(!checker.child_id.is_empty());
+    // Bad options are refused before anything starts.
+    let mut bad = spec(&root, Some("bad"));
+    bad.agent_options = Some(Value::object([("modle", Some(Value::from("x")))]));
+    assert_eq!(start(&h, bad).unwrap_err().code, ErrorCode::InvalidArgument);
+}

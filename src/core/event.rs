@@ -29,6 +29,10 @@ pub const SUBAGENT_USAGE: &str = "subagent/usage";
 /// clear it), kept in its tree root's log so one read at open finds every
 /// budget of the tree (see [`crate::core::budget`]).
 pub const BUDGET: &str = "subagent/budget";
+/// A root's agent options (`{ agentOptions }`), written when `openRoot` sets
+/// ones its log does not already hold; the last one counts (a child's ride on
+/// its `session/start`; see [`crate::core::agent_options`]).
+pub const AGENT_OPTIONS: &str = "agent/options";
 /// The member's trace context (`{ traceparent, tracestate? }`, W3C Trace
 /// Context): what a tracer parents the member's spans on, so its turns after a
 /// restart join the trace of the turn that created it (see [`crate::core::trace`]).

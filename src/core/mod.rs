@@ -19,11 +19,14 @@
 //! | [`path`] | `cwd` resolution and the directory policy |
 //! | [`result`], [`schema`] | run results and content; the `outputSchema` subset (runtime feature) |
 //! | [`delta`] | the parts a host streams while a turn runs (runtime feature) |
+//! | [`agent_options`] | a member's provider, model, reasoning effort and output-token overrides, and how a child's merge over its creator's (runtime feature) |
 //! | [`budget`] | what a subtree may spend, and the ledger that reserves and counts it per tree (runtime feature) |
 //! | [`turns`] | what a log says of its member's turns (one open, the last stop, the latest output) and the tree listing that carries it |
 //! | [`trace`] | a member's durable W3C trace context: its grammar and where its log keeps it |
 //! | [`usage`] | what a turn or run spends, its validation, and totals folded from logs (runtime feature) |
 
+#[cfg(feature = "runtime")]
+pub mod agent_options;
 #[cfg(feature = "runtime")]
 pub mod budget;
 pub mod catalog;

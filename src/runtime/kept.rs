@@ -46,6 +46,7 @@
 
 use super::member::InboxMessage;
 use super::{LoadedLog, Runtime};
+use crate::core::agent_options::AgentOptions;
 use crate::core::error::{Quoted, Result, SubagentError};
 use crate::core::event::{self, SessionEvent};
 use crate::core::hash::{HashMap, HashSet};
@@ -175,6 +176,7 @@ struct LogSummary {
     budgets: crate::core::budget::Budgets,
     rerun_streak: u32,
     trace: Option<crate::core::trace::TraceContext>,
+    agent_options: Option<AgentOptions>,
 }
 
 impl LogSummary {
@@ -194,6 +196,7 @@ impl LogSummary {
             budgets: log.budgets.clone(),
             rerun_streak: log.rerun_streak,
             trace: log.trace.clone(),
+            agent_options: log.agent_options.clone(),
         }
     }
 
@@ -211,6 +214,7 @@ impl LogSummary {
             budgets: self.budgets.clone(),
             rerun_streak: self.rerun_streak,
             trace: self.trace.clone(),
+            agent_options: self.agent_options.clone(),
         }
     }
 
@@ -243,6 +247,9 @@ impl LogSummary {
         self.rerun_streak = super::rerun_streak(self.rerun_streak, own.iter().copied());
         if let Some(trace) = crate::core::trace::TraceContext::of_events(own.iter().copied(), self.inherited) {
             self.trace = Some(trace);
+        }
+        if let Some(options) = super::agent_options_of(own.iter().copied()) {
+            self.agent_options = options;
         }
         self.len += tail.len() as u64;
         if let Some(e) = tail.last() {

@@ -59,11 +59,13 @@ pub mod tools;
 
 pub use budget::BudgetState;
 pub use deliver::{source_value, Held, InterruptReceipt};
+
 pub use lifecycle::WaitEnd;
 pub use member::{Agent, Delivery, InboxMessage, MessageSource, Scheduling, SteerInbox};
 pub use recovery::LOST_TURN;
 pub use start::{Activation, ActivationSpec};
 
+use crate::core::agent_options::AgentOptions;
 use crate::core::delta::{Part, RunPart};
 use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::core::event::{self, SessionEvent};
@@ -199,6 +201,15 @@ pub struct ToolEnd {
     pub content: String,
     /// A delegation's new child: its Session id and full name.
     pub child: Option<(String, String)>,
+}
+
+/// What `openRoot` may set on a root, each written to its log when it differs from what it records.
+#[derive(Clone, Debug, Default)]
+pub struct RootSettings {
+    /// The root's budget: its whole tree's.
+    pub budget: Option<crate::core::budget::Budget>,
+    /// The root's agent options, which its local children's merge over.
+    pub agent_options: Option<AgentOptions>,
 }
 
 /// A registered provider in an event; equal only to the same registration.
@@ -681,16 +692,17 @@ impl Runtime {
 
     /// Opens (or creates) a root session and returns its live `lead` handle.
     pub async fn open_root(&self, session_id: Option<String>, cwd: Option<String>) -> Result<Agent> {
-        self.open_root_with(session_id, cwd, None).await
+        self.open_root_with(session_id, cwd, RootSettings::default()).await
     }
 
-    /// [`Runtime::open_root`] with the root's budget (its whole tree's): one
-    /// that differs from the budget its log records is written there.
+    /// [`Runtime::open_root`] with the root's settings: a budget (its whole
+    /// tree's) or agent options that differ from what its log records are
+    /// written there before anything runs.
     pub async fn open_root_with(
         &self,
         session_id: Option<String>,
         cwd: Option<String>,
-        budget: Option<crate::core::budget::Budget>,
+        settings: RootSettings,
     ) -> Result<Agent> {
         let id = session_id.unwrap_or_else(|| self.new_id(IdKind::Session));
         if id.is_empty() {
@@ -705,7 +717,7 @@ impl Runtime {
         // claim given back and the root open (or refused), never half-open.
         let rt = self.clone();
         self.detached(async move {
-            let opened = rt.open_claimed(id.clone(), cwd, budget).await;
+            let opened = rt.open_claimed(id.clone(), cwd, settings).await;
             rt.0.state.borrow_mut().materializing.remove(&id);
             let (member, ledger, lost) = opened?;
             rt.open_loaded(member, ledger, lost).await
@@ -719,8 +731,9 @@ impl Runtime {
         &self,
         id: String,
         cwd: Option<String>,
-        budget: Option<crate::core::budget::Budget>,
+        settings: RootSettings,
     ) -> Result<(Rc<Member>, crate::core::budget::Ledger, Option<LostTurn>)> {
+        let RootSettings { budget, agent_options } = settings;
         let mut log = self.load_log(&id).await?;
         // A child's log is its creator's to write: opened as a root it would be
         // a second `lead` with no parent, writing turns into another member's
@@ -757,8 +770,14 @@ impl Runtime {
             child_names: RefCell::new(log.child_names),
             parent_link: RefCell::default(),
             trace: RefCell::new(log.trace.clone()),
+            agent_options: agent_options.clone().or(log.agent_options.clone()),
             state: RefCell::new(machine::Life::new(None)),
         });
+        // New options are the log's before the root runs a turn with them.
+        if let Some(options) = agent_options.filter(|o| log.agent_options.as_ref() != Some(o)) {
+            let payload = Value::object([("agentOptions", Some(options.to_value()))]);
+            self.append(&member, vec![(event::AGENT_OPTIONS.to_owned(), payload)]).await?;
+        }
         if let Some(b) = changed {
             let payload = crate::core::budget::event_payload(&id, Some(&b));
             self.append(&member, vec![(event::BUDGET.to_owned(), payload)]).await?;
@@ -1463,6 +1482,8 @@ pub(crate) struct LoadedLog {
     pub rerun_streak: u32,
     /// The trace context the log keeps (see [`crate::core::trace`]).
     pub trace: Option<TraceContext>,
+    /// The member's agent options, as its own events last set them.
+    pub agent_options: Option<AgentOptions>,
 }
 
 impl LoadedLog {
@@ -1515,8 +1536,23 @@ impl LoadedLog {
             },
             rerun_streak: rerun_streak(0, events.iter().filter(|e| e.seq >= inherited)),
             trace: TraceContext::of_events(events.iter(), inherited),
+            agent_options: agent_options_of(events.iter().filter(|e| e.seq >= inherited)).flatten(),
         })
     }
+}
+
+/// What these (own) events last set of the member's agent options: its
+/// `session/start`'s or an `agent/options` event's (`Some(None)` clears them);
+/// `None` when none of them says. An entry that does not read is skipped (the
+/// options were checked when they were written).
+pub(crate) fn agent_options_of<'a>(own: impl Iterator<Item = &'a SessionEvent>) -> Option<Option<AgentOptions>> {
+    let mut last = None;
+    for e in own {
+        if e.kind == event::SESSION_START || e.kind == event::AGENT_OPTIONS {
+            last = Some(e.payload.get("agentOptions").and_then(|v| AgentOptions::from_value(v, "agentOptions").ok()));
+        }
+    }
+    last
 }
 
 /// `streak` carried over these (own) events: each turn end that recorded a

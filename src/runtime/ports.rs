@@ -58,6 +58,8 @@ pub struct Turn {
     /// What this turn may spend when a budget applies (see [`crate::core::budget`]):
     /// a host keeps within it (`OpenAIHost` caps its output tokens to `tokens`).
     pub budget: Option<crate::core::budget::Allowance>,
+    /// The member's agent options (its log's): the model and settings to run it with.
+    pub agent_options: Option<crate::core::agent_options::AgentOptions>,
 }
 
 impl Turn {

@@ -17,6 +17,7 @@
 
 use super::member::{self, Delivery, InboxMessage, Kind, Member, MessageSource, Scheduling, Settlement};
 use super::{Agent, RunInfo, Runtime, RuntimeEvent, TraceRequest};
+use crate::core::agent_options::AgentOptions;
 use crate::core::catalog::{CatalogEntry, Mode};
 use crate::core::error::{Quoted, Result, SubagentError};
 use crate::core::event::{self, SessionEvent};
@@ -186,6 +187,9 @@ struct Admission {
     max_depth: Option<u64>,
     /// The child's effective budget.
     budget: Option<crate::core::budget::Budget>,
+    /// The child's agent options: a local child's merged over its creator's
+    /// (in-process providers); an external run's as requested.
+    agent_options: Option<AgentOptions>,
     /// The catalog write: `None` until tried, then its seq, or `Some(None)`
     /// when it failed (it may still have landed: its budgets count it).
     catalog: Cell<Option<Option<u64>>>,
@@ -246,6 +250,8 @@ impl Runtime {
         if spec.agent_options.is_some() && !caps.agent_options {
             return Err(unsupported("agentOptions"));
         }
+        let agent_options =
+            spec.agent_options.as_ref().map(|v| AgentOptions::from_value(v, "agentOptions")).transpose()?;
         if spec.agent_preset.is_some() && (!caps.agent_preset || provider.inherits_parent_context()) {
             return Err(unsupported("agentPreset"));
         }
@@ -367,6 +373,12 @@ impl Runtime {
             // Cannot fail: checked above, in this same synchronous step.
             let _ = tree.budgets.admit_spawn(&chain);
         }
+        // In-process children run with their creator's options under their own.
+        let agent_options = if local {
+            AgentOptions::merged(agent_options.as_ref(), parent.agent_options.as_ref())
+        } else {
+            agent_options.filter(|o| !o.is_empty())
+        };
         Ok(Admission {
             cwd,
             provider,
@@ -378,6 +390,7 @@ impl Runtime {
             schema,
             max_depth,
             budget,
+            agent_options,
             catalog: Cell::new(None),
         })
     }
@@ -515,6 +528,8 @@ impl Runtime {
             ("name", Some(Value::from(admission.name.as_str()))),
             ("provider", Some(Value::from(spec.provider.as_str()))),
             ("delivery", Some(Value::from(spec.delivery.as_str()))),
+            // Its effective options, before its first turn (every turn and resume reads them here).
+            ("agentOptions", admission.agent_options.as_ref().map(AgentOptions::to_value)),
         ]);
         let mut events = seed;
         events.push(SessionEvent::new(inherited, event::SESSION_START, start));
@@ -613,7 +628,7 @@ impl Runtime {
             prompt: admission.prompt.clone(),
             parent: spec.parent.clone(),
             signal: run_signal.clone(),
-            agent_options: spec.agent_options.clone(),
+            agent_options: admission.agent_options.as_ref().map(AgentOptions::to_value),
             output_schema: spec.output_schema.clone(),
             max_depth: admission.max_depth,
         };
@@ -749,6 +764,7 @@ impl Runtime {
             child_names: RefCell::default(),
             parent_link: RefCell::new(Some(Rc::downgrade(parent))),
             trace: RefCell::new(place.trace),
+            agent_options: admission.agent_options.clone(),
             state: RefCell::new(super::machine::Life::new(schema)),
         });
         self.0.state.borrow_mut().insert_member(member.clone());

@@ -409,7 +409,8 @@ impl Epoch {
             if budget.is_some() {
                 self.ctx.budgeted.borrow_mut().insert(root.to_owned());
             }
-            match self.rt.open_root_with(Some(root.to_owned()), Some("/work".into()), budget).await {
+            let settings = crate::runtime::RootSettings { budget, agent_options: None };
+            match self.rt.open_root_with(Some(root.to_owned()), Some("/work".into()), settings).await {
                 Ok(agent) => {
                     self.ctx.quiet.set(false);
                     self.roots.borrow_mut().insert(root.to_owned(), agent.clone());

@@ -22,6 +22,7 @@ use super::signal::Link;
 use super::store::JsStore;
 use super::tools::tools_for;
 use super::values::{event_to_js, live_root_to_js, live_row_to_js, provider_to_js, result_to_js};
+use crate::core::agent_options::AgentOptions;
 use crate::core::error::{ErrorCode, Result, SubagentError};
 use crate::core::json::Value;
 use crate::core::limits::MAX_STORED_EVENT_BYTES;
@@ -29,7 +30,8 @@ use crate::core::limits::MAX_TREE_DEPTH;
 use crate::core::store::Store;
 use crate::runtime::stream::{BUFFER_BYTES_RANGE, DEFAULT_BUFFER_BYTES, EVENT_TYPES};
 use crate::runtime::{
-    ActivationSpec, Agent, Delivery, InterruptAuthority, Recovery, Runtime, RuntimeEvent, RuntimeOptions, Scheduling,
+    ActivationSpec, Agent, Delivery, InterruptAuthority, Recovery, RootSettings, Runtime, RuntimeEvent, RuntimeOptions,
+    Scheduling,
 };
 use js_sys::{Array, Function, Object, Promise};
 use std::rc::Rc;
@@ -228,19 +230,23 @@ impl JsRuntime {
     ) -> Promise {
         let parsed = (|| -> Result<_> {
             let options = options_arg(&options.unwrap_or(JsValue::UNDEFINED), "options")?;
-            let Some(options) = options else { return Ok((None, None, None)) };
-            known_keys(&options, &["sessionId", "cwd", "budget"], "options")?;
+            let Some(options) = options else { return Ok((None, None, RootSettings::default())) };
+            known_keys(&options, &["sessionId", "cwd", "budget", "agentOptions"], "options")?;
             let id = get(&options, "sessionId", "options")?;
             let id = if id.is_undefined() || id.is_null() { None } else { Some(id_arg(&id, "options.sessionId")?) };
-            Ok((id, opt_cwd(&options, "cwd", "options")?, opt_budget(&options, "budget", "options")?))
+            let agent_options = opt_json(&options, "agentOptions", "options")?
+                .map(|v| AgentOptions::from_value(&v, "options.agentOptions"))
+                .transpose()?;
+            let settings = RootSettings { budget: opt_budget(&options, "budget", "options")?, agent_options };
+            Ok((id, opt_cwd(&options, "cwd", "options")?, settings))
         })();
-        let (session, cwd, budget) = match parsed {
+        let (session, cwd, settings) = match parsed {
             Ok(p) => p,
             Err(e) => return reject(e),
         };
         let (rt, id) = (self.rt.clone(), self.id);
         future_to_promise(async move {
-            let root = rt.open_root_with(session, cwd, budget).await.map_err(to_js)?;
+            let root = rt.open_root_with(session, cwd, settings).await.map_err(to_js)?;
             Ok(agent_to_js(id, &root))
         })
     }

@@ -31,6 +31,7 @@ pub struct SeenTurn {
     pub cwd: String,
     pub guidance: Option<String>,
     pub budget: Option<subagent_tree::core::budget::Allowance>,
+    pub agent_options: Option<subagent_tree::core::agent_options::AgentOptions>,
 }
 
 type Script = Rc<dyn Fn(&Turn) -> TurnOutcome>;
@@ -91,6 +92,7 @@ impl AgentHost for TestHost {
                 cwd: turn.cwd.clone(),
                 guidance: turn.guidance.clone(),
                 budget: turn.budget,
+                agent_options: turn.agent_options.clone(),
             });
             let gate = state.gates.borrow().get(&turn.name).cloned();
             if let Some(gate) = gate {
