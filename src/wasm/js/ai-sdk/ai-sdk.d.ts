@@ -7,7 +7,7 @@
  * @module subagent-tree/ai-sdk
  */
 import type { LanguageModel, ToolSet } from 'ai';
-import type { AbortSignalLike, AgentHost, SessionStore, Tool, ToolChoice } from '../index.js';
+import type { AbortSignalLike, AgentHost, AgentOptions, SessionStore, Tool, ToolChoice } from '../index.js';
 
 export interface AiSdkToolsOptions {
   /** Joins every call's `abortSignal` (a host passes the turn's signal). */
@@ -25,8 +25,16 @@ export declare function aiSdkTools(tools: readonly Tool[], options?: AiSdkToolsO
 
 /** `aiSdkHost`'s options: these, then any `streamText` call settings (`temperature`, `maxOutputTokens`, `providerOptions`, ...). */
 export interface AiSdkHostOptions {
-  /** Any AI SDK `LanguageModel` (a provider's model, or a model id the AI Gateway resolves). */
-  model: LanguageModel;
+  /** Any AI SDK `LanguageModel` (a provider's model, or a model id the AI Gateway resolves): the default, for members whose `agentOptions` name no model. */
+  model?: LanguageModel;
+  /**
+   * The models a member's `agentOptions.model` may name: a name -> `LanguageModel`
+   * map, or a function of the options. A turn whose model this host does not
+   * know ends in `error`, its diagnostic naming the known ones.
+   * `agentOptions.maxOutputTokens` caps `maxOutputTokens`;
+   * `agentOptions.reasoningEffort` goes to `providerOptions.openai.reasoningEffort`.
+   */
+  models?: Record<string, LanguageModel> | ((options: AgentOptions) => LanguageModel | undefined);
   /** Put before the member's identity context in the system instructions. */
   system?: string;
   /** The runtime's store: each turn replays the member's earlier turns from its log. Without it, turns have no history. */

@@ -61,6 +61,32 @@ function usageOf(u) {
 const STOPS = { stop: 'completed', 'tool-calls': 'completed', length: 'max-tokens', 'content-filter': 'refusal' };
 
 /**
+ * The model a turn runs with: its agent options' `model` from `models` (a
+ * name -> LanguageModel map, or a function of the options), else the host's
+ * `model`. `{ error }` names the models this host knows when it knows none by
+ * that name.
+ */
+function modelFor(options, fallback, models) {
+  if (options.model === undefined) {
+    return fallback === undefined || fallback === null ? { error: 'INVALID_ARGUMENT: this host has no default model and the member\'s agentOptions name none' } : { model: fallback };
+  }
+  let found;
+  if (typeof models === 'function') {
+    try {
+      found = models(options);
+    } catch (e) {
+      return { error: `INVALID_ARGUMENT: models() failed for agentOptions.model ${JSON.stringify(options.model)} (${describe(e)})` };
+    }
+  } else if (models && Object.hasOwn(models, options.model)) {
+    found = models[options.model];
+  }
+  if (found !== undefined && found !== null) return { model: found };
+  const known = models && typeof models === 'object' ? Object.keys(models) : [];
+  const list = known.length > 0 ? `it knows ${known.map((k) => JSON.stringify(k)).join(', ')}` : 'give the host models';
+  return { error: `INVALID_ARGUMENT: agentOptions.model ${JSON.stringify(options.model)} is not a model this host knows (${list})` };
+}
+
+/**
  * An `AgentHost` over an AI SDK `LanguageModel`: `aiSdkHost({ model,
  * system?, store?, historyTurns?, maxSteps?, tools?, treeTools?,
  * ...callSettings })`, the call settings (`temperature`,
@@ -68,8 +94,11 @@ const STOPS = { stop: 'completed', 'tool-calls': 'completed', length: 'max-token
  */
 export function aiSdkHost(options) {
   const o = options ?? {};
-  const { model, system, store, historyTurns, maxSteps, tools: extra, treeTools, ...settings } = o;
-  if (model === undefined || model === null) throw configError('aiSdkHost needs a model (an AI SDK LanguageModel)');
+  const { model, models, system, store, historyTurns, maxSteps, tools: extra, treeTools, ...settings } = o;
+  if ((model === undefined || model === null) && models === undefined) throw configError('aiSdkHost needs a model (an AI SDK LanguageModel), or models');
+  if (models !== undefined && (models === null || (typeof models !== 'object' && typeof models !== 'function'))) {
+    throw configError('models must be an object of model name -> LanguageModel, or a function of the agent options');
+  }
   const steps = maxSteps ?? DEFAULT_MAX_STEPS;
   if (!Number.isSafeInteger(steps) || steps < 1) throw configError('maxSteps must be a positive integer');
   const turnsKept = historyTurns ?? DEFAULT_HISTORY_TURNS;
@@ -102,13 +131,21 @@ export function aiSdkHost(options) {
         if (signal.aborted) return { stopReason: 'aborted' };
         return { stopReason: 'error', diagnostic: `the turn could not be prepared (${describe(e)})` };
       }
+      // The member's agent options choose its model (from `models`) and cap its output.
+      const options = turn.agentOptions ?? {};
+      const chosen = modelFor(options, model, models);
+      if (chosen.error) return { stopReason: 'error', diagnostic: chosen.error };
       const cap = Number.isSafeInteger(turn.budget?.tokens) ? turn.budget.tokens : undefined;
-      const maxOutputTokens = cap === undefined ? settings.maxOutputTokens : Math.min(settings.maxOutputTokens ?? cap, cap);
+      const limits = [settings.maxOutputTokens, options.maxOutputTokens, cap].filter((n) => n !== undefined);
+      const maxOutputTokens = limits.length === 0 ? undefined : Math.min(...limits);
+      const providerOptions =
+        options.reasoningEffort === undefined ? settings.providerOptions : { ...settings.providerOptions, openai: { ...settings.providerOptions?.openai, reasoningEffort: options.reasoningEffort } };
       try {
         const result = streamText({
           ...settings,
           ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
-          model,
+          ...(providerOptions === undefined ? {} : { providerOptions }),
+          model: chosen.model,
           system: instructions.filter((s) => s).join('\n\n'),
           messages,
           tools,

@@ -30,7 +30,12 @@ export interface OpenAIHostOptions {
   baseUrl: string;
   /** Sent as `Authorization: Bearer <apiKey>`; never appears in diagnostics. Omit for keyless local servers. */
   apiKey?: string;
-  /** e.g. `gpt-4o-mini`, `deepseek-chat`. */
+  /**
+   * e.g. `gpt-4o-mini`, `deepseek-chat`: the default. A member's
+   * `agentOptions` override it per turn: `model` is sent as the request's
+   * model, `reasoningEffort` as `reasoning_effort`, and `maxOutputTokens`
+   * caps `max_tokens` (with the turn's budget, the lower wins).
+   */
   model: string;
   /** The fetch to use (default the global `fetch`). */
   fetch?: (input: string, init: OpenAIFetchInit) => Promise<OpenAIFetchResponse>;

@@ -325,8 +325,13 @@ export class OpenAIHost {
    * streamed (its deltas emitted on `turn`) unless this host does not stream.
    */
   async #complete(messages, toolSpecs, signal, usage, cap, turn) {
-    const base = { ...this.#params, model: this.#model, messages };
-    if (cap !== undefined) base.max_tokens = typeof base.max_tokens === 'number' ? Math.min(base.max_tokens, cap) : cap;
+    // The member's agent options (its log's) choose the model and its settings over this host's.
+    const options = turn.agentOptions ?? {};
+    const base = { ...this.#params, model: options.model ?? this.#model, messages };
+    if (options.reasoningEffort !== undefined) base.reasoning_effort = options.reasoningEffort;
+    for (const limit of [options.maxOutputTokens, cap]) {
+      if (limit !== undefined) base.max_tokens = typeof base.max_tokens === 'number' ? Math.min(base.max_tokens, limit) : limit;
+    }
     if (toolSpecs.length > 0) base.tools = toolSpecs;
     let streaming = this.#stream;
     let refused = false;

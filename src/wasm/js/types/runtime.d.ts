@@ -157,7 +157,7 @@ export interface ResolvedSubagentStartRequest {
   readonly prompt: ContentBlock[];
   readonly parent: Agent;
   readonly signal: AbortSignalLike;
-  readonly agentOptions?: JsonValue;
+  readonly agentOptions?: AgentOptions;
   readonly outputSchema?: JsonValue;
   readonly maxDepth?: number;
   /**
@@ -270,6 +270,8 @@ export interface AgentTurn {
   readonly toolCallsPerReply: number;
   /** What this turn may spend, where a budget applies (see `TurnBudget`). */
   readonly budget?: TurnBudget;
+  /** The member's agent options, as its log records them (absent when it has none): the model and settings to run it with. */
+  readonly agentOptions?: Readonly<AgentOptions>;
   readonly agent: Agent;
   /** The member's model-facing tools. */
   readonly tools: Tool[];
@@ -402,6 +404,24 @@ export interface OpenRootOptions {
   cwd?: string;
   /** The whole tree's budget; one that differs from the budget the root's log records is written there. */
   budget?: Budget;
+  /** The root's agent options (its local children's merge over them); ones that differ from what its log records are written there. */
+  agentOptions?: AgentOptions;
+}
+
+/**
+ * A member's host-Agent provider, model, reasoning-effort and output-token
+ * overrides (strict: an unknown key is `INVALID_ARGUMENT`). A local child's
+ * merge over its creator's; they are recorded in the member's log before its
+ * first turn, handed to every turn as `turn.agentOptions`, and restored by a
+ * cold resume. `OpenAIHost` sends `model` and `reasoning_effort` and caps
+ * `max_tokens`; `aiSdkHost` picks the model from its `models`.
+ */
+export interface AgentOptions {
+  provider?: string;
+  model?: string;
+  reasoningEffort?: string;
+  /** A whole number from 1 to 2^53 - 1. */
+  maxOutputTokens?: number;
 }
 
 export interface ActivationSpec {
@@ -416,7 +436,8 @@ export interface ActivationSpec {
   signal?: AbortSignalLike;
   cwd?: string;
   agentPreset?: string;
-  agentOptions?: JsonValue;
+  /** The child's provider, model, reasoning effort or output-token overrides: a local child's merge over its creator's. */
+  agentOptions?: AgentOptions;
   outputSchema?: JsonValue;
   maxDepth?: number;
   /** The child's subtree budget (local children), clamped to what its creators' budgets have left. */

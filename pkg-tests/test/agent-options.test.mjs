@@ -1,0 +1,117 @@
+// Issue 68, point 1: agent options. A root's from openRoot, a child's merged over its creator's,
+// given to every turn as turn.agentOptions and restored after a restart; spawn_agent's `model`
+// sets a child's; OpenAIHost sends them (model, reasoning_effort, max_tokens) and aiSdkHost picks
+// the model from its `models`, ending a turn whose model it does not know in error.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
+import { SubagentRuntime, MemoryStore } from 'subagent-tree';
+import { scriptedHost } from 'subagent-tree/testing';
+import { OpenAIHost } from 'subagent-tree/openai-host';
+import { aiSdkHost } from 'subagent-tree/ai-sdk';
+import { mockOpenAI, say, toolCall, agentOf } from './edge-helpers.mjs';
+
+/** A host that answers every turn and keeps what each saw of its agent options. */
+function recordingHost() {
+  const seen = [];
+  return { seen, runTurn: (turn) => (seen.push([turn.name, turn.agentOptions]), { messages: [`${turn.name} done`] }) };
+}
+
+test('a root\'s options from openRoot, a child\'s merged over them, on every turn and after a restart', async () => {
+  const store = new MemoryStore();
+  const host = recordingHost();
+  const runtime = new SubagentRuntime({ store, host, maxDepth: 2 });
+  const lead = await runtime.openRoot({ sessionId: 'root', agentOptions: { provider: 'openai', model: 'big', reasoningEffort: 'high' } });
+  const reviewer = await runtime.startActivation({ parent: lead, label: 'Review', prompt: 'Review it.', name: 'reviewer', agentOptions: { model: 'small', maxOutputTokens: 400 } });
+  await reviewer.result;
+  await runtime.prompt(lead, 'lead', 'Go on.');
+  await runtime.waitForQuiescence(lead);
+  const merged = { provider: 'openai', model: 'small', reasoningEffort: 'high', maxOutputTokens: 400 };
+  assert.deepEqual(host.seen.find(([name]) => name === 'reviewer')[1], merged);
+  assert.deepEqual(host.seen.find(([name]) => name === 'lead')[1], { provider: 'openai', model: 'big', reasoningEffort: 'high' });
+  assert.ok(Object.isFrozen(host.seen[0][1]));
+  // Recorded in the child's log before its first turn.
+  const log = await store.read(reviewer.childId, {});
+  const start = log.findIndex((e) => e.type === 'session/start');
+  assert.deepEqual(log[start].payload.agentOptions, merged);
+  assert.ok(start < log.findIndex((e) => e.type === 'turn/start'));
+  // A restart: a new runtime over the same store; the cold child's turn has the same options.
+  const again = recordingHost();
+  const runtime2 = new SubagentRuntime({ store, host: again, maxDepth: 2 });
+  const lead2 = await runtime2.openRoot({ sessionId: 'root' });
+  await (await runtime2.ask(lead2, 'reviewer', 'Once more.')).answer;
+  assert.deepEqual(again.seen, [['reviewer', merged]]);
+  assert.equal(again.seen[0][1].model, 'small');
+});
+
+test('agent options are strict, and a provider without the capability refuses them', async () => {
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: recordingHost() });
+  await assert.rejects(runtime.openRoot({ agentOptions: { modle: 'x' } }), (e) => e.code === 'INVALID_ARGUMENT' && /unknown field "modle"; did you mean model\?/.test(e.message));
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  await assert.rejects(runtime.startActivation({ parent: lead, label: 'x', prompt: 'p', agentOptions: { maxOutputTokens: 0 } }), (e) => e.code === 'INVALID_ARGUMENT' && /maxOutputTokens must be a whole number/.test(e.message));
+  runtime.registerProvider({ name: 'plain', capabilities: { agentOptions: false, agentPreset: false, outputSchema: false, depthLimit: false }, inheritsParentContext: false, start: () => ({ id: 'r1', result: { stopReason: 'completed' }, dispose() {} }) });
+  await assert.rejects(runtime.startActivation({ provider: 'plain', parent: lead, label: 'x', prompt: 'p', agentOptions: { model: 'm' } }), (e) => e.code === 'UNSUPPORTED_CAPABILITY');
+  assert.deepEqual(await runtime.listDescendants('root'), []);
+});
+
+test('spawn_agent\'s model sets the child\'s, over its creator\'s', async () => {
+  const seen = [];
+  const scripted = scriptedHost({ lead: [{ steps: [{ call: 'spawn_agent', input: { name: 'fast', description: 'Quick look', prompt: 'Look.', model: 'mini' } }], reply: 'Started.' }, 'Noted.'], fast: ['Looked.'] });
+  const host = { runTurn: (turn) => (seen.push([turn.name, turn.agentOptions]), scripted.runTurn(turn)) };
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host });
+  const lead = await runtime.openRoot({ sessionId: 'root', agentOptions: { model: 'big', maxOutputTokens: 900 } });
+  await runtime.prompt(lead, 'lead', 'Start.');
+  await runtime.waitForQuiescence(lead);
+  assert.deepEqual(seen.find(([name]) => name === 'fast')[1], { model: 'mini', maxOutputTokens: 900 });
+});
+
+test('OpenAIHost sends each member\'s model, reasoning_effort and max_tokens', async () => {
+  const model = await mockOpenAI((body) => (agentOf(body) === 'lead' && body.messages.at(-1).role === 'user' ? toolCall('spawn_agent', { name: 'helper', description: 'Help', prompt: 'Help.', model: 'helper-model' }) : say('ok')));
+  try {
+    const store = new MemoryStore();
+    const host = new OpenAIHost({ baseUrl: model.baseUrl, model: 'default-model', store });
+    const runtime = new SubagentRuntime({ store, host });
+    const lead = await runtime.openRoot({ sessionId: 'root', agentOptions: { model: 'lead-model', reasoningEffort: 'low', maxOutputTokens: 300 } });
+    await runtime.prompt(lead, 'lead', 'Start.');
+    await runtime.waitForQuiescence(lead);
+    const sent = model.requests.map((r) => [agentOf(r.body), r.body.model, r.body.reasoning_effort, r.body.max_tokens]);
+    assert.deepEqual(sent.find(([agent]) => agent === 'lead'), ['lead', 'lead-model', 'low', 300]);
+    assert.deepEqual(sent.find(([agent]) => agent === 'helper'), ['helper', 'helper-model', 'low', 300], 'its own model over its creator\'s settings');
+    // Without options, the host's own model and no reasoning_effort.
+    const plain = new SubagentRuntime({ store: new MemoryStore(), host: new OpenAIHost({ baseUrl: model.baseUrl, model: 'default-model' }) });
+    const other = await plain.openRoot({ sessionId: 'other' });
+    const before = model.requests.length;
+    await plain.prompt(other, 'lead', 'Hi.');
+    await plain.waitForQuiescence(other);
+    assert.deepEqual([model.requests[before].body.model, 'reasoning_effort' in model.requests[before].body], ['default-model', false]);
+  } finally {
+    await model.close();
+  }
+});
+
+test('aiSdkHost picks each member\'s model from models; an unknown one ends the turn in error naming the known', async () => {
+  const answer = (text) => ({
+    stream: convertArrayToReadableStream([
+      { type: 'stream-start', warnings: [] },
+      { type: 'text-start', id: 't' },
+      { type: 'text-delta', id: 't', delta: text },
+      { type: 'text-end', id: 't' },
+      { type: 'finish', finishReason: { unified: 'stop', raw: undefined }, usage: { inputTokens: { total: 5, noCache: 5 }, outputTokens: { total: 2, text: 2 } } },
+    ]),
+  });
+  const calls = [];
+  const named = (label) => new MockLanguageModelV4({ doStream: async (options) => (calls.push([label, options.maxOutputTokens]), answer(`${label} says hi`)) });
+  const host = aiSdkHost({ model: named('default'), models: { small: named('small'), big: named('big') } });
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host });
+  const lead = await runtime.openRoot({ sessionId: 'root', agentOptions: { model: 'big' } });
+  const small = await runtime.startActivation({ parent: lead, label: 'x', prompt: 'p', name: 'quick', agentOptions: { model: 'small', maxOutputTokens: 50 } });
+  assert.deepEqual((await small.result).output, [{ type: 'text', text: 'small says hi' }]);
+  const unknown = await runtime.startActivation({ parent: lead, label: 'x', prompt: 'p', name: 'odd', agentOptions: { model: 'huge' } });
+  const failed = await unknown.result;
+  assert.equal(failed.stopReason, 'error');
+  assert.match(failed.diagnostic, /agentOptions\.model "huge" is not a model this host knows \(it knows "small", "big"\)/);
+  await runtime.waitForQuiescence(lead);
+  assert.deepEqual(calls.filter(([label]) => label === 'small'), [['small', 50]]);
+  assert.ok(calls.some(([label]) => label === 'big'), 'lead ran on big (the notices woke it)');
+  assert.ok(!calls.some(([label]) => label === 'default'));
+});
