@@ -115,3 +115,36 @@ test('aiSdkHost picks each member\'s model from models; an unknown one ends the 
   assert.ok(calls.some(([label]) => label === 'big'), 'lead ran on big (the notices woke it)');
   assert.ok(!calls.some(([label]) => label === 'default'));
 });
+
+// Issue 68, point 2 (seed 003: "Consumers merge tool/model overrides over these values before
+// preflight"; "requires `agentOptions` support"): a provider's route defaults sit under the
+// caller's and the tool's overrides; a provider without the capability cannot have them.
+test('a provider\'s agentRouteDefaults sit under the caller\'s and the tool\'s overrides', async () => {
+  const requests = [];
+  const routed = {
+    name: 'routed',
+    capabilities: { agentOptions: true, agentPreset: false, outputSchema: false, depthLimit: false },
+    inheritsParentContext: false,
+    agentRouteDefaults: { provider: 'anthropic', model: 'claude-route' },
+    start: (request) => (requests.push(request.agentOptions), { id: `run-${requests.length}`, result: { stopReason: 'completed', output: 'ok' }, dispose() {} }),
+  };
+  const scripted = scriptedHost({ lead: [{ steps: [{ call: 'routed_agent', input: { name: 'via-tool', description: 'x', prompt: 'p', model: 'tool-model' } }], reply: 'Started.' }, 'Noted.'] });
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: scripted });
+  runtime.registerProvider(routed);
+  const lead = await runtime.openRoot({ sessionId: 'root', agentOptions: { model: 'lead-model' } });
+  await (await runtime.startActivation({ provider: 'routed', parent: lead, label: 'x', prompt: 'p', name: 'plain' })).result;
+  await (await runtime.startActivation({ provider: 'routed', parent: lead, label: 'x', prompt: 'p', name: 'chosen', agentOptions: { model: 'caller-model', reasoningEffort: 'low' } })).result;
+  await runtime.prompt(lead, 'lead', 'Start.');
+  await runtime.waitForQuiescence(lead);
+  assert.deepEqual(requests, [
+    { provider: 'anthropic', model: 'claude-route' },
+    { provider: 'anthropic', model: 'caller-model', reasoningEffort: 'low' },
+    { provider: 'anthropic', model: 'tool-model' },
+  ]);
+  // Without the capability the defaults could never be honoured: refused at registration.
+  assert.throws(
+    () => runtime.registerProvider({ ...routed, name: 'incapable', capabilities: { ...routed.capabilities, agentOptions: false } }),
+    (e) => e.code === 'UNSUPPORTED_CAPABILITY' && /agentRouteDefaults but not the agentOptions capability/.test(e.message),
+  );
+  assert.throws(() => runtime.registerProvider({ ...routed, name: 'half', agentRouteDefaults: { provider: 'x' } }), (e) => e.code === 'INVALID_ARGUMENT');
+});

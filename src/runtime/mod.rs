@@ -575,6 +575,23 @@ impl Runtime {
                 name = Quoted(&name)
             ));
         }
+        // Seed 003: a route default "is detached immutable data and requires `agentOptions` support".
+        if let Some((route_provider, model)) = provider.agent_route_defaults() {
+            if !provider.capabilities().agent_options {
+                return Err(crate::err!(
+                    UnsupportedCapability,
+                    "provider {name} has agentRouteDefaults but not the agentOptions capability they need",
+                    name = Quoted(&name)
+                ));
+            }
+            if route_provider.is_empty() || model.is_empty() {
+                return Err(crate::err!(
+                    InvalidArgument,
+                    "provider {name}'s agentRouteDefaults must name a provider and a model (non-empty strings)",
+                    name = Quoted(&name)
+                ));
+            }
+        }
         if self.get_provider(&name).is_some() {
             return Err(crate::err!(
                 DuplicateProvider,

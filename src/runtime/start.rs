@@ -250,8 +250,14 @@ impl Runtime {
         if spec.agent_options.is_some() && !caps.agent_options {
             return Err(unsupported("agentOptions"));
         }
-        let agent_options =
-            spec.agent_options.as_ref().map(|v| AgentOptions::from_value(v, "agentOptions")).transpose()?;
+        let requested = spec.agent_options.as_ref().map(|v| AgentOptions::from_value(v, "agentOptions")).transpose()?;
+        // The provider's own route sits under the tool's and caller's overrides (seed 003).
+        let route = provider.agent_route_defaults().map(|(provider, model)| AgentOptions {
+            provider: Some(provider),
+            model: Some(model),
+            ..AgentOptions::default()
+        });
+        let agent_options = AgentOptions::merged(requested.as_ref(), route.as_ref());
         if spec.agent_preset.is_some() && (!caps.agent_preset || provider.inherits_parent_context()) {
             return Err(unsupported("agentPreset"));
         }
