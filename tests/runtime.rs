@@ -1710,3 +1710,36 @@ fn agent_options_merge_over_the_creators_are_recorded_first_and_survive_a_restar
     bad.agent_options = Some(Value::object([("modle", Some(Value::from("x")))]));
     assert_eq!(start(&h, bad).unwrap_err().code, ErrorCode::InvalidArgument);
 }
+
+/// Issue 68, point 4 (seed 003: `resolveMaxDepth(configured?: number |
+/// 'provider-managed')` "returns ... undefined when the provider owns depth
+/// enforcement"): a provider that manages its depth starts external runs past
+/// the tree's limit, and its tool says so; any other is held to the limit.
+#[test]
+fn a_provider_that_manages_depth_is_not_held_to_the_trees_limit() {
+    let h = Harness::new(RuntimeOptions { max_depth: 1, capacity: 8, ..RuntimeOptions::default() });
+    let mut managed = runtime_support::UntilAborted::named("deep");
+    managed.manages_depth = true;
+    h.rt.register_provider(Rc::new(managed)).unwrap();
+    h.rt.register_provider(Rc::new(runtime_support::UntilAborted::named("shallow"))).unwrap();
+    let root = h.root();
+    h.host.hold("worker");
+    let worker = start(&h, spec(&root, Some("worker"))).unwrap().agent().unwrap();
+    let under = |provider: &str, name: &str| {
+        let mut s = spec(&worker, Some(name));
+        s.provider = provider.into();
+        start(&h, s)
+    };
+    assert_eq!(under("shallow", "one").unwrap_err().code, ErrorCode::DepthExceeded);
+    let deep = under("deep", "two").unwrap();
+    assert_eq!(deep.name, "worker/two");
+    let tools = h.rt.tools_for(&worker).unwrap();
+    // At the limit, only the provider that manages its depth still offers its tool, and says why.
+    let spec_of = |tool: &str| tools.specs().iter().find(|s| s.name == tool).map(|s| s.description.clone());
+    assert!(spec_of("deep_agent").unwrap().contains("It manages its own depth"), "{:?}", spec_of("deep_agent"));
+    assert_eq!(spec_of("shallow_agent"), None);
+    assert_eq!(spec_of("spawn_agent"), None);
+    let root_tools = h.rt.tools_for(&root).unwrap();
+    let shallow = root_tools.specs().iter().find(|s| s.name == "shallow_agent").unwrap();
+    assert!(!shallow.description.contains("manages its own depth"));
+}

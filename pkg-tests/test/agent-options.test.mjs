@@ -148,3 +148,34 @@ test('a provider\'s agentRouteDefaults sit under the caller\'s and the tool\'s o
   );
   assert.throws(() => runtime.registerProvider({ ...routed, name: 'half', agentRouteDefaults: { provider: 'x' } }), (e) => e.code === 'INVALID_ARGUMENT');
 });
+
+// Issue 68, point 4 (seed 003: resolveMaxDepth(configured?: number | 'provider-managed') is
+// "undefined when the provider owns depth enforcement"): past the tree's depth limit, only a
+// provider that manages its depth starts runs, and its tool says so.
+test('a provider that declares its depth provider-managed is not held to the tree\'s maxDepth', async () => {
+  const runner = (name, depth) => ({
+    name,
+    depth,
+    capabilities: { agentOptions: false, agentPreset: false, outputSchema: false, depthLimit: false },
+    inheritsParentContext: false,
+    start: () => ({ id: `${name}-${Math.random()}`, result: { stopReason: 'completed', output: 'ran' }, dispose() {} }),
+  });
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: { runTurn: async () => (await held, { messages: ['ok'] }) }, maxDepth: 1 });
+  runtime.registerProvider(runner('deep', 'provider-managed'));
+  runtime.registerProvider(runner('shallow'));
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  const worker = await runtime.startActivation({ parent: lead, label: 'w', prompt: 'p', name: 'worker' });
+  await assert.rejects(runtime.startActivation({ provider: 'shallow', parent: worker.agent, label: 'x', prompt: 'p' }), (e) => e.code === 'DEPTH_EXCEEDED');
+  const deep = await runtime.startActivation({ provider: 'deep', parent: worker.agent, label: 'x', prompt: 'p', name: 'deeper' });
+  assert.equal(deep.name, 'worker/deeper');
+  assert.equal((await deep.result).stopReason, 'completed');
+  const tools = runtime.toolsFor(worker.agent).map((t) => t.name);
+  assert.ok(tools.includes('deep_agent') && !tools.includes('shallow_agent') && !tools.includes('spawn_agent'), tools.join(', '));
+  assert.match(runtime.toolsFor(worker.agent).find((t) => t.name === 'deep_agent').description, /It manages its own depth/);
+  assert.throws(() => runtime.registerProvider({ ...runner('odd', 'unlimited') }), (e) => e.code === 'INVALID_ARGUMENT' && /provider.depth must be "provider-managed"/.test(e.message));
+  assert.throws(() => runtime.registerProvider({ ...runner('local', 'provider-managed'), prepareContinuable: () => ({}) }), (e) => e.code === 'INVALID_ARGUMENT' && /only a provider of external runs/.test(e.message));
+  release();
+  await worker.result;
+});

@@ -575,6 +575,13 @@ impl Runtime {
                 name = Quoted(&name)
             ));
         }
+        if provider.manages_depth() && (provider.prepares_continuable() || !provider.starts_runs()) {
+            return Err(crate::err!(
+                InvalidArgument,
+                "provider {name} declares its depth provider-managed, which only a provider of external runs may: the tree keeps its own children's depth",
+                name = Quoted(&name)
+            ));
+        }
         // Seed 003: a route default "is detached immutable data and requires `agentOptions` support".
         if let Some((route_provider, model)) = provider.agent_route_defaults() {
             if !provider.capabilities().agent_options {

@@ -162,6 +162,12 @@ pub trait Provider {
     fn agent_route_defaults(&self) -> Option<(String, String)> {
         None
     }
+    /// Whether the provider owns depth enforcement for its external runs
+    /// (seed 003's `resolveMaxDepth('provider-managed')`): the tree's depth
+    /// limit does not apply to them.
+    fn manages_depth(&self) -> bool {
+        false
+    }
     /// Whether the provider prepares continuable (local) children.
     fn prepares_continuable(&self) -> bool;
     /// Whether the provider starts external runs.

@@ -292,7 +292,13 @@ impl Runtime {
             ));
         }
         let depth = parent.depth + 1;
-        let limit = max_depth.map_or(self.0.options.max_depth as u64, |d| d.min(self.0.options.max_depth as u64));
+        // A provider that manages depth owns it for its external runs: only an explicit maxDepth applies.
+        let limit = match max_depth {
+            Some(d) if provider.manages_depth() => d,
+            None if provider.manages_depth() => u64::MAX,
+            Some(d) => d.min(self.0.options.max_depth as u64),
+            None => self.0.options.max_depth as u64,
+        };
         if depth as u64 > limit {
             return Err(crate::err!(
                 DepthExceeded,

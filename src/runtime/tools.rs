@@ -61,18 +61,18 @@ pub const TASK_UPDATE: &str = "task_update";
 
 impl Runtime {
     /// The tools `agent` may use now. Delegation tools appear only while the
-    /// member may still have children (its depth is below `maxDepth`).
+    /// member may still have children (its depth is below `maxDepth`), but
+    /// for providers that manage their own depth.
     pub fn tools_for(&self, agent: &Agent) -> Result<Toolset> {
         self.require_live(agent, "agent")?;
         let mut specs = Vec::new();
         let mut delegates = Vec::new();
-        if agent.depth() < self.options().max_depth {
-            for name in self.provider_names() {
-                if let Some(provider) = self.get_provider(&name) {
-                    let spec = delegate_spec(&*provider);
-                    delegates.push((spec.name.clone(), provider));
-                    specs.push(spec);
-                }
+        let below_limit = agent.depth() < self.options().max_depth;
+        for name in self.provider_names() {
+            if let Some(provider) = self.get_provider(&name).filter(|p| below_limit || p.manages_depth()) {
+                let spec = delegate_spec(&*provider);
+                delegates.push((spec.name.clone(), provider));
+                specs.push(spec);
             }
         }
         specs.extend([send_message_spec(), interrupt_spec(), list_agents_spec()]);
@@ -659,8 +659,13 @@ pub fn delegate_spec(provider: &dyn Provider) -> ToolSpec {
     } else {
         format!("It runs on {pname}, an external runner; its result reaches you when it finishes, and it cannot be messaged later.")
     };
+    let depth = if provider.manages_depth() {
+        " It manages its own depth: the tree's depth limit does not apply to it."
+    } else {
+        ""
+    };
     let description = format!(
-        "Start a named subagent to work on a task in parallel. {context} {follow_up} Returns {{kind, subagentId, name}}."
+        "Start a named subagent to work on a task in parallel. {context} {follow_up}{depth} Returns {{kind, subagentId, name}}."
     );
     let caps = provider.capabilities();
     let mut props = vec![

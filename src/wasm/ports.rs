@@ -200,6 +200,7 @@ pub struct JsProvider {
     caps: Capabilities,
     inherits: bool,
     route: Option<(String, String)>,
+    manages_depth: bool,
     prepares: bool,
     starts: bool,
 }
@@ -242,9 +243,20 @@ impl JsProvider {
         } else {
             None
         };
+        let depth = get(&obj, "depth", what)?;
+        let manages_depth = match depth.as_string().as_deref() {
+            _ if depth.is_undefined() || depth.is_null() => false,
+            Some("provider-managed") => true,
+            _ => {
+                return Err(invalid(format!(
+                    "provider.depth must be \"provider-managed\" or absent (the tree's limit), not {}",
+                    describe(&depth)
+                )))
+            }
+        };
         let prepares = has_method(&obj, "prepareContinuable");
         let starts = has_method(&obj, "start");
-        Ok(JsProvider { obj, runtime, name, caps, inherits, route, prepares, starts })
+        Ok(JsProvider { obj, runtime, name, caps, inherits, route, manages_depth, prepares, starts })
     }
 }
 
@@ -260,6 +272,9 @@ impl Provider for JsProvider {
     }
     fn agent_route_defaults(&self) -> Option<(String, String)> {
         self.route.clone()
+    }
+    fn manages_depth(&self) -> bool {
+        self.manages_depth
     }
     fn prepares_continuable(&self) -> bool {
         self.prepares

@@ -265,11 +265,13 @@ impl Run for ExtRun {
 pub struct UntilAborted {
     pub name: String,
     pub tokens: Rc<RefCell<Vec<u64>>>,
+    /// Declares its depth provider-managed.
+    pub manages_depth: bool,
 }
 
 impl UntilAborted {
     pub fn named(name: &str) -> UntilAborted {
-        UntilAborted { name: name.to_owned(), tokens: Rc::default() }
+        UntilAborted { name: name.to_owned(), tokens: Rc::default(), manages_depth: false }
     }
 }
 
@@ -288,6 +290,9 @@ impl Provider for UntilAborted {
     }
     fn starts_runs(&self) -> bool {
         true
+    }
+    fn manages_depth(&self) -> bool {
+        self.manages_depth
     }
     fn prepare_continuable(
         &self,

@@ -194,6 +194,13 @@ export interface SubagentProvider {
   readonly capabilities: SubagentCapabilities;
   readonly inheritsParentContext: boolean;
   readonly agentRouteDefaults?: { provider: string; model: string };
+  /**
+   * `'provider-managed'`: the provider owns depth enforcement for its external
+   * runs (seed 003's `resolveMaxDepth`), so the tree's `maxDepth` does not
+   * apply to them and its tool says so; only a provider of external runs
+   * (`start`, no `prepareContinuable`) may declare it. Absent: the tree's limit.
+   */
+  readonly depth?: 'provider-managed';
   prepareContinuable?(request: ContinuableCreateRequest): { seed?: SessionEvent[] } | undefined | Promise<{ seed?: SessionEvent[] } | undefined>;
   start?(request: ResolvedSubagentStartRequest): SubagentRun | Promise<SubagentRun>;
 }
