@@ -1743,3 +1743,95 @@ fn a_provider_that_manages_depth_is_not_held_to_the_trees_limit() {
     let shallow = root_tools.specs().iter().find(|s| s.name == "shallow_agent").unwrap();
     assert!(!shallow.description.contains("manages its own depth"));
 }
+
+/// Issue 68, point 3 (seed 003: "Spawn alone supports an independent
+/// agentPreset; omission and fork inherit the parent's active composition.
+/// The child preset rules define explicit selection, event ordering, and
+/// historical restoration."): spawn names a preset, omission and fork join
+/// the creator's; it is recorded before the first turn, shapes the options
+/// (under explicit ones) and the tools, and a cold resume restores it.
+#[test]
+fn presets_are_chosen_by_spawn_joined_by_omission_and_fork_recorded_and_restored() {
+    use subagent_tree::core::agent_options::AgentOptions;
+    use subagent_tree::runtime::presets::Preset;
+    let mut presets = subagent_tree::runtime::presets::Presets::default();
+    let reviewer_options =
+        AgentOptions { model: Some("review-model".into()), max_output_tokens: Some(700), ..Default::default() };
+    presets.insert(
+        "reviewer".into(),
+        Preset {
+            description: Some("Reads code".into()),
+            agent_options: Some(reviewer_options),
+            only: None,
+            except: vec!["spawn_agent".into()],
+        },
+    );
+    let options = RuntimeOptions { max_depth: 3, capacity: 8, presets, ..RuntimeOptions::default() };
+    let store = Rc::new(subagent_tree::MemoryStore::new());
+    let h = Harness::over(store.clone(), "a", options.clone());
+    let root = h.root();
+    h.host.hold("critic");
+    let mut s = spec(&root, Some("critic"));
+    s.agent_preset = Some("reviewer".into());
+    s.agent_options = Some(Value::object([("model", Some(Value::from("own-model")))]));
+    let critic = start(&h, s).unwrap();
+    h.settle();
+    let seen = &h.host.turns_of("critic")[0];
+    let expected = AgentOptions { model: Some("own-model".into()), max_output_tokens: Some(700), ..Default::default() };
+    assert_eq!(seen.agent_options.as_ref(), Some(&expected), "its own model over the preset's, the preset's cap");
+    let log = h.store.read_now(&critic.child_id, &ReadQuery::default()).unwrap();
+    let start_event = log.iter().find(|e| e.kind == event::SESSION_START).unwrap();
+    assert_eq!(start_event.payload.get("agentPreset"), Some(&Value::from("reviewer")));
+    // Its tools: the preset leaves spawn_agent out (fork_agent stays).
+    let agent = critic.agent().unwrap();
+    let names: Vec<String> = h.rt.tools_for(&agent).unwrap().specs().iter().map(|s| s.name.clone()).collect();
+    assert!(!names.contains(&"spawn_agent".to_owned()) && names.contains(&"fork_agent".to_owned()), "{names:?}");
+    // A child that names none, and a fork, join the creator's preset.
+    let plain = start(&h, spec(&agent, Some("plain"))).unwrap();
+    let mut f = spec(&agent, Some("forked"));
+    f.provider = "fork".into();
+    let forked = start(&h, f).unwrap();
+    h.settle();
+    for name in ["critic/plain", "critic/forked"] {
+        let seen = &h.host.turns_of(name)[0];
+        assert_eq!(seen.agent_options.as_ref().and_then(|o| o.model.as_deref()), Some("own-model"), "{name}");
+    }
+    for id in [&plain.child_id, &forked.child_id] {
+        let log = h.store.read_now(id, &ReadQuery::default()).unwrap();
+        let inherited = event::inherited_event_count(&log);
+        let own = log.iter().find(|e| e.kind == event::SESSION_START && e.seq == inherited).unwrap();
+        assert_eq!(own.payload.get("agentPreset"), Some(&Value::from("reviewer")));
+    }
+    // An unknown preset is refused, naming the known ones; fork cannot name one.
+    let mut bad = spec(&root, Some("bad"));
+    bad.agent_preset = Some("writer".into());
+    let e = start(&h, bad).unwrap_err();
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            ErrorCode::InvalidArgument,
+            "agentPreset \"writer\" is not a preset of this runtime; the presets are reviewer"
+        )
+    );
+    let mut named_fork = spec(&root, Some("nf"));
+    named_fork.provider = "fork".into();
+    named_fork.agent_preset = Some("reviewer".into());
+    assert_eq!(start(&h, named_fork).unwrap_err().code, ErrorCode::UnsupportedCapability);
+    // A restart: the cold member runs with its preset again.
+    h.host.open("critic");
+    h.settle();
+    let again = Harness::over(store, "b", options);
+    let root2 = again.root();
+    let (rt, r) = (again.rt.clone(), root2.clone());
+    again.run(async move { rt.prompt(&r, "critic/plain", Value::from("again"), Scheduling::Queue, &Signal::never()).await }).unwrap();
+    again.settle();
+    let turn = &again.host.turns_of("critic/plain")[0];
+    assert_eq!(turn.agent_options.as_ref().and_then(|o| o.model.as_deref()), Some("own-model"));
+    let held = again.run({
+        let rt = again.rt.clone();
+        async move { rt.reopen(&root2, "critic/plain", &Signal::never()).await.unwrap() }
+    });
+    let names: Vec<String> =
+        again.rt.tools_for(&held.agent()).unwrap().specs().iter().map(|s| s.name.clone()).collect();
+    assert!(!names.contains(&"spawn_agent".to_owned()), "restored preset narrows its tools: {names:?}");
+}

@@ -33,24 +33,13 @@ impl AgentOptions {
     /// that is not a positive safe integer is `INVALID_ARGUMENT` naming it.
     pub fn from_value(value: &Value, what: &str) -> Result<AgentOptions> {
         let invalid = |m: String| SubagentError::new(ErrorCode::InvalidArgument, m);
-        let Some(fields) = value.as_object() else {
+        if value.as_object().is_none() {
             return Err(invalid(format!(
                 "{what} must be an object {{ provider?, model?, reasoningEffort?, maxOutputTokens? }}, not {}",
                 value.kind()
             )));
-        };
-        if let Some((key, _)) = fields.iter().find(|(k, _)| !KEYS.contains(&k.as_str())) {
-            let known: Vec<String> = KEYS.iter().map(|k| (*k).to_owned()).collect();
-            let hint = match crate::core::listing::closest(key, &known).first() {
-                Some(close) => format!("did you mean {close}? "),
-                None => String::new(),
-            };
-            return Err(invalid(format!(
-                "{what} has an unknown field {}; {hint}{what} takes {}",
-                crate::core::name::quote_truncated(key, 40),
-                KEYS.join(", ")
-            )));
         }
+        crate::core::listing::check_fields(value, &KEYS, what)?;
         let name = |key: &str| -> Result<Option<String>> {
             match value.get(key) {
                 None | Some(Value::Null) => Ok(None),

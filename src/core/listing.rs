@@ -869,6 +869,28 @@ pub fn unknown_agent_with(text: &str, names: &[String]) -> SubagentError {
     e
 }
 
+/// `INVALID_ARGUMENT` for the first field of the object `value` that is not
+/// one of `known`, naming it and the closest known one (`what` names the
+/// object: "usage has an unknown field \"input_tokens\"; did you mean
+/// inputTokens? usage takes ..."); `Ok` for anything that is not an object.
+pub fn check_fields(value: &crate::core::json::Value, known: &[&str], what: &str) -> Result<()> {
+    let Some(fields) = value.as_object() else { return Ok(()) };
+    let Some((key, _)) = fields.iter().find(|(k, _)| !known.contains(&k.as_str())) else { return Ok(()) };
+    let names: Vec<String> = known.iter().map(|k| (*k).to_owned()).collect();
+    let hint = match closest(key, &names).first() {
+        Some(close) => format!("did you mean {close}? "),
+        None => String::new(),
+    };
+    Err(SubagentError::new(
+        ErrorCode::InvalidArgument,
+        format!(
+            "{what} has an unknown field {}; {hint}{what} takes {}",
+            name::quote_truncated(key, 40),
+            known.join(", ")
+        ),
+    ))
+}
+
 /// Up to three names closest to `text` (by edit distance, or sharing its last segment).
 pub fn closest(text: &str, names: &[String]) -> Vec<String> {
     let last = text.rsplit('/').next().unwrap_or(text);

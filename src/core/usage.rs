@@ -76,20 +76,8 @@ impl Usage {
     /// `INVALID_ARGUMENT` naming it and the closest field (`input_tokens`:
     /// did you mean `inputTokens`?), never a count silently left at 0.
     pub fn from_host(value: &Value, what: &str) -> Result<Usage> {
-        if let Some(fields) = value.as_object() {
-            let known: Vec<String> = REQUIRED.iter().chain(OPTIONAL.iter()).map(|k| (*k).to_owned()).collect();
-            if let Some((key, _)) = fields.iter().find(|(k, _)| !known.contains(k)) {
-                let hint = match crate::core::listing::closest(key, &known).first() {
-                    Some(close) => format!("did you mean {close}? "),
-                    None => String::new(),
-                };
-                return Err(invalid(format!(
-                    "{what} has an unknown field {}; {hint}{what} takes {}",
-                    crate::core::name::quote_truncated(key, 40),
-                    known.join(", ")
-                )));
-            }
-        }
+        let known: Vec<&str> = REQUIRED.iter().chain(OPTIONAL.iter()).copied().collect();
+        crate::core::listing::check_fields(value, &known, what)?;
         Usage::from_value(value, what)
     }
 

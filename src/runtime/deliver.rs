@@ -674,6 +674,7 @@ impl Runtime {
             child_names: RefCell::new(log.child_names),
             parent_link: RefCell::default(),
             trace: RefCell::new(log.trace.clone()),
+            agent_preset: text("agentPreset"),
             agent_options: log.agent_options.clone(),
             // A later cold resume does not inherit the output schema.
             state: RefCell::new(Life::new(None)),

@@ -80,6 +80,7 @@ impl Runtime {
             tool_calls_per_reply: self.0.options.limits.tool_calls_per_reply,
             budget,
             agent_options: member.agent_options.clone(),
+            agent_preset: member.agent_preset.clone(),
         };
         self.emit(turn_event(member, None));
         let (runtime, member) = (self.clone(), member.clone());

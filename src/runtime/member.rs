@@ -90,6 +90,8 @@ pub(crate) struct Member {
     pub parent_link: RefCell<Option<Weak<Member>>>,
     /// Its trace context, as its log keeps it (see [`crate::core::trace`]).
     pub trace: RefCell<Option<TraceContext>>,
+    /// Its preset (a local child's: the one `spawn` named, else its creator's), as its log records it.
+    pub agent_preset: Option<String>,
     /// Its effective agent options, as its log records them (every turn gets them).
     pub agent_options: Option<crate::core::agent_options::AgentOptions>,
     pub state: RefCell<Life>,

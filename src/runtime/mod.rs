@@ -49,6 +49,7 @@ mod machine;
 mod member;
 mod message;
 pub mod ports;
+pub mod presets;
 pub mod providers;
 pub mod recovery;
 mod start;
@@ -102,6 +103,8 @@ pub struct RuntimeOptions {
     pub limits: crate::core::limits::Limits,
     /// Children's `cwd` stays inside the root's directory (`crate::core::path::confine`).
     pub confine_cwd: bool,
+    /// The presets `spawn` may name (see [`presets`]).
+    pub presets: presets::Presets,
 }
 
 impl Default for RuntimeOptions {
@@ -114,6 +117,7 @@ impl Default for RuntimeOptions {
             recovery: Recovery::Report,
             limits: Default::default(),
             confine_cwd: true,
+            presets: Default::default(),
         }
     }
 }
@@ -794,6 +798,7 @@ impl Runtime {
             child_names: RefCell::new(log.child_names),
             parent_link: RefCell::default(),
             trace: RefCell::new(log.trace.clone()),
+            agent_preset: None,
             agent_options: agent_options.clone().or(log.agent_options.clone()),
             state: RefCell::new(machine::Life::new(None)),
         });

@@ -60,6 +60,8 @@ pub struct Turn {
     pub budget: Option<crate::core::budget::Allowance>,
     /// The member's agent options (its log's): the model and settings to run it with.
     pub agent_options: Option<crate::core::agent_options::AgentOptions>,
+    /// The member's preset id (its log's), when it runs with one.
+    pub agent_preset: Option<String>,
 }
 
 impl Turn {

@@ -190,6 +190,8 @@ struct Admission {
     /// The child's agent options: a local child's merged over its creator's
     /// (in-process providers); an external run's as requested.
     agent_options: Option<AgentOptions>,
+    /// A local child's preset (named by spawn, else its creator's); an external run's as requested.
+    agent_preset: Option<String>,
     /// The catalog write: `None` until tried, then its seq, or `Some(None)`
     /// when it failed (it may still have landed: its budgets count it).
     catalog: Cell<Option<Option<u64>>>,
@@ -385,9 +387,23 @@ impl Runtime {
             // Cannot fail: checked above, in this same synchronous step.
             let _ = tree.budgets.admit_spawn(&chain);
         }
-        // In-process children run with their creator's options under their own.
+        // A local child's preset: spawn's, else its creator's (fork and omission join it).
+        let agent_preset = if local {
+            super::presets::child_preset(
+                &self.0.options.presets,
+                spec.agent_preset.as_deref(),
+                parent.agent_preset.as_deref(),
+            )?
+        } else {
+            spec.agent_preset.clone()
+        };
+        // In-process children run with their own options over a preset spawn named, over their
+        // creator's (a joined preset is already in the creator's options, under its overrides).
         let agent_options = if local {
-            AgentOptions::merged(agent_options.as_ref(), parent.agent_options.as_ref())
+            let named = spec.agent_preset.as_ref().and(agent_preset.as_ref());
+            let preset = named.and_then(|p| self.0.options.presets.get(p));
+            let own = AgentOptions::merged(agent_options.as_ref(), preset.and_then(|p| p.agent_options.as_ref()));
+            AgentOptions::merged(own.as_ref(), parent.agent_options.as_ref())
         } else {
             agent_options.filter(|o| !o.is_empty())
         };
@@ -403,6 +419,7 @@ impl Runtime {
             max_depth,
             budget,
             agent_options,
+            agent_preset,
             catalog: Cell::new(None),
         })
     }
@@ -542,6 +559,7 @@ impl Runtime {
             ("delivery", Some(Value::from(spec.delivery.as_str()))),
             // Its effective options, before its first turn (every turn and resume reads them here).
             ("agentOptions", admission.agent_options.as_ref().map(AgentOptions::to_value)),
+            ("agentPreset", admission.agent_preset.as_deref().map(Value::from)),
         ]);
         let mut events = seed;
         events.push(SessionEvent::new(inherited, event::SESSION_START, start));
@@ -776,6 +794,7 @@ impl Runtime {
             child_names: RefCell::default(),
             parent_link: RefCell::new(Some(Rc::downgrade(parent))),
             trace: RefCell::new(place.trace),
+            agent_preset: admission.agent_preset.clone(),
             agent_options: admission.agent_options.clone(),
             state: RefCell::new(super::machine::Life::new(schema)),
         });

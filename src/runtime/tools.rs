@@ -77,6 +77,11 @@ impl Runtime {
         }
         specs.extend([send_message_spec(), interrupt_spec(), list_agents_spec()]);
         specs.extend(task_specs());
+        // A member's preset narrows its tools.
+        if let Some(preset) = agent.0.agent_preset.as_ref().and_then(|p| self.0.options.presets.get(p)) {
+            specs.retain(|s| preset.keeps(&s.name));
+            delegates.retain(|(n, _)| preset.keeps(n));
+        }
         Ok(Toolset { runtime: self.clone(), agent: agent.clone(), specs, delegates })
     }
 }

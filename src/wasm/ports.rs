@@ -130,6 +130,9 @@ fn turn_to_js(runtime: u32, turn: &Turn) -> JsValue {
         set(&obj, "outputSchema", &value_to_js(schema));
     }
     set(&obj, "toolCallsPerReply", &JsValue::from_f64(turn.tool_calls_per_reply as f64));
+    if let Some(preset) = &turn.agent_preset {
+        set(&obj, "agentPreset", &JsValue::from_str(preset));
+    }
     if let Some(options) = &turn.agent_options {
         set(&obj, "agentOptions", &Object::freeze(&value_to_js(&options.to_value()).into()).into());
     }

@@ -75,6 +75,7 @@ const RUNTIME_OPTIONS: &[&str] = &[
     "recovery",
     "limits",
     "confineCwd",
+    "presets",
 ];
 
 /// `startActivation(spec)`'s keys (`ActivationSpec`).
@@ -198,6 +199,10 @@ impl JsRuntime {
                     None if v.is_undefined() => true,
                     None => return Err(invalid(format!("options.confineCwd must be a boolean, not {}", describe(&v)))),
                 }
+            },
+            presets: match opt_json(options, "presets", what)? {
+                Some(v) => crate::runtime::presets::from_value(&v, "options.presets")?,
+                None => Default::default(),
             },
         };
         let (rt, driver) = Runtime::new(

@@ -279,6 +279,8 @@ export interface AgentTurn {
   readonly budget?: TurnBudget;
   /** The member's agent options, as its log records them (absent when it has none): the model and settings to run it with. */
   readonly agentOptions?: Readonly<AgentOptions>;
+  /** The member's preset id, as its log records it (absent when it runs with none). */
+  readonly agentPreset?: string;
   readonly agent: Agent;
   /** The member's model-facing tools. */
   readonly tools: Tool[];
@@ -364,7 +366,21 @@ export interface RuntimeInit {
    * Confine children's `cwd` to the root's directory (`/`, `/etc` or `../..`
    * from a root at `/work` are `UNAUTHORIZED`). Default true; a NUL stays refused.
    */
-  confineCwd?: boolean;
+  confineCwd?: boolean;  /**
+   * Named compositions `spawn` may give a child (`startActivation({ agentPreset })`, or
+   * `spawn_agent`'s `preset`); a child that names none, and every fork, runs with its
+   * creator's. A preset's `agentOptions` sit under the child's own, over its creator's;
+   * its `tools` narrow the member's tools.
+   */
+  presets?: Record<string, AgentPreset>;
+}
+
+/** What a preset gives the members that run with it. */
+export interface AgentPreset {
+  description?: string;
+  agentOptions?: AgentOptions;
+  /** The member's tools narrowed to `only`, then without `except` (fixed tool names, or a provider's `{name}_agent`). */
+  tools?: ToolChoice;
 }
 
 /**
