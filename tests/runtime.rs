@@ -1443,10 +1443,15 @@ fn a_tree_lists_each_members_last_turn_after_a_restart() {
     let store = h.store.clone();
     let listing = h.run(async move { list_tree(&store, "root", &Signal::never()).await }).unwrap();
     let turns_of = |id: &str| listing.rows.iter().position(|r| r.id() == id).and_then(|i| listing.turns[i].clone());
-    assert_eq!(turns_of(&worker.child_id), Some(Turns { open: true, stop_reason: None, output: None }));
+    assert_eq!(turns_of(&worker.child_id), Some(Turns { open: true, stop_reason: None, output: None, preset: None }));
     assert_eq!(
         turns_of(&reviewer.child_id),
-        Some(Turns { open: false, stop_reason: Some("completed".into()), output: Some("reviewed: ship it".into()) })
+        Some(Turns {
+            open: false,
+            stop_reason: Some("completed".into()),
+            output: Some("reviewed: ship it".into()),
+            preset: None
+        })
     );
     h.rt.interrupt(&worker.child_id, InterruptAuthority::Ancestor(&root)).unwrap();
     h.settle();
@@ -1802,6 +1807,14 @@ fn presets_are_chosen_by_spawn_joined_by_omission_and_fork_recorded_and_restored
         let own = log.iter().find(|e| e.kind == event::SESSION_START && e.seq == inherited).unwrap();
         assert_eq!(own.payload.get("agentPreset"), Some(&Value::from("reviewer")));
     }
+    // list_agents and the live listing show it.
+    let tools = h.rt.tools_for(&root).unwrap();
+    let scope = Value::object([("scope", Some(Value::from("descendants")))]);
+    let text = h.run(async move { tools.call("list_agents", &scope, &Signal::never()).await });
+    assert!(text.content.contains("preset reviewer"), "{}", text.content);
+    let rt = h.rt.clone();
+    let (_, rows) = h.run(async move { rt.list_tree("root", &Signal::never()).await.unwrap() });
+    assert!(rows.iter().all(|r| r.live.turns.preset.as_deref() == Some("reviewer")), "every member runs with it");
     // An unknown preset is refused, naming the known ones; fork cannot name one.
     let mut bad = spec(&root, Some("bad"));
     bad.agent_preset = Some("writer".into());
@@ -1813,6 +1826,8 @@ fn presets_are_chosen_by_spawn_joined_by_omission_and_fork_recorded_and_restored
             "agentPreset \"writer\" is not a preset of this runtime; the presets are reviewer"
         )
     );
+    // The refusal held nothing: the name is free again (a leaked reservation would also hold a drain).
+    start(&h, spec(&root, Some("bad"))).unwrap();
     let mut named_fork = spec(&root, Some("nf"));
     named_fork.provider = "fork".into();
     named_fork.agent_preset = Some("reviewer".into());

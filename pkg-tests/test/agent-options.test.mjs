@@ -179,3 +179,43 @@ test('a provider that declares its depth provider-managed is not held to the tre
   release();
   await worker.result;
 });
+
+// Issue 68, point 3 (seed 003: "Spawn alone supports an independent agentPreset; omission and fork
+// inherit the parent's active composition. The child preset rules define explicit selection, event
+// ordering, and historical restoration."): presets from the runtime's options, chosen by spawn,
+// joined by omission, given to turns, shaping options and tools, shown in listings, restored.
+test('presets: chosen by spawn, joined by omission, on every turn, in the tool and the listing, after a restart', async () => {
+  const presets = {
+    reviewer: { description: 'Reads and reviews code', agentOptions: { model: 'review-model' }, tools: { except: ['spawn_agent', 'fork_agent'] } },
+    coder: { description: 'Writes code' },
+  };
+  assert.throws(() => new SubagentRuntime({ store: new MemoryStore(), host: recordingHost(), presets: { x: { tools: { only: ['send_mesage'] } } } }), (e) => e.code === 'INVALID_ARGUMENT' && /names "send_mesage", which is no tool/.test(e.message));
+  assert.throws(() => new SubagentRuntime({ store: new MemoryStore(), host: recordingHost(), presets: { x: { descripton: 'typo' } } }), (e) => e.code === 'INVALID_ARGUMENT' && /did you mean description\?/.test(e.message));
+  const store = new MemoryStore();
+  const seen = [];
+  const scripted = scriptedHost({
+    lead: [{ steps: [{ call: 'spawn_agent', input: { name: 'critic', description: 'Review', prompt: 'Review it.', preset: 'reviewer' } }], reply: 'Started.' }, 'Noted.'],
+    critic: ['Reviewed.', 'Again.'],
+  });
+  const host = { runTurn: (turn) => (seen.push([turn.name, turn.agentPreset, turn.agentOptions?.model, turn.tools.map((t) => t.name)]), scripted.runTurn(turn)) };
+  const runtime = new SubagentRuntime({ store, host, presets, maxDepth: 2 });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  // The model sees the presets it may choose, with what each is for.
+  const spawn = runtime.toolsFor(lead).find((t) => t.name === 'spawn_agent');
+  assert.deepEqual(spawn.inputSchema.properties.preset.enum, ['coder', 'reviewer']);
+  assert.match(spawn.inputSchema.properties.preset.description, /reviewer \(Reads and reviews code\)/);
+  await runtime.prompt(lead, 'lead', 'Start.');
+  await runtime.waitForQuiescence(lead);
+  const critic = seen.find(([name]) => name === 'critic');
+  assert.deepEqual(critic.slice(0, 3), ['critic', 'reviewer', 'review-model']);
+  assert.ok(!critic[3].includes('spawn_agent') && critic[3].includes('send_message'), critic[3].join(', '));
+  const [row] = await runtime.listDescendants('root');
+  assert.equal(row.preset, 'reviewer');
+  await assert.rejects(runtime.startActivation({ parent: lead, label: 'x', prompt: 'p', agentPreset: 'writer' }), (e) => e.code === 'INVALID_ARGUMENT' && /the presets are coder, reviewer/.test(e.message));
+  // A restart: the cold member keeps its preset.
+  const again = [];
+  const runtime2 = new SubagentRuntime({ store, host: { runTurn: (turn) => (again.push([turn.name, turn.agentPreset, turn.agentOptions?.model]), { messages: ['ok'] }) }, presets, maxDepth: 2 });
+  const lead2 = await runtime2.openRoot({ sessionId: 'root' });
+  await (await runtime2.ask(lead2, 'critic', 'Once more.')).answer;
+  assert.deepEqual(again, [['critic', 'reviewer', 'review-model']]);
+});

@@ -33,6 +33,8 @@ pub struct Turns {
     /// The text of its latest non-empty output, cut to [`MAX_OUTPUT_BYTES`]
     /// (ending `…` when cut).
     pub output: Option<String>,
+    /// The preset its own `session/start` records (see `runtime::presets`).
+    pub preset: Option<String>,
 }
 
 impl Turns {
@@ -52,6 +54,11 @@ impl Turns {
                 let text = e.payload.get("output").map(content_text).unwrap_or_default();
                 (!text.is_empty()).then(|| cut(text))
             }),
+            preset: events
+                .iter()
+                .find(|e| e.kind == event::SESSION_START && e.seq == inherited)
+                .and_then(|e| e.payload.get("agentPreset").and_then(Value::as_str))
+                .map(str::to_owned),
         }
     }
 }
@@ -196,7 +203,12 @@ mod tests {
         let turns = Turns::of(&log);
         assert_eq!(
             turns,
-            Turns { open: false, stop_reason: Some("aborted".into()), output: Some("first\nanswer".into()) }
+            Turns {
+                open: false,
+                stop_reason: Some("aborted".into()),
+                output: Some("first\nanswer".into()),
+                preset: None
+            }
         );
         assert!(Turns::of(&log[..4]).open, "a start with no end is open");
         assert_eq!(Turns::of(&log[..4]).stop_reason.as_deref(), Some("completed"));

@@ -39,14 +39,48 @@ impl Preset {
     }
 }
 
-/// A runtime's presets by id, in id order (listed in that order).
-pub type Presets = std::collections::BTreeMap<String, Preset>;
+/// A runtime's presets by id, in id order (listed in that order). A short
+/// sorted list: at most [`MAX_PRESETS`], and no map or sort code in the wasm.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Presets(Vec<(String, Preset)>);
+
+impl Presets {
+    /// Adds (or replaces) preset `id`, keeping id order.
+    pub fn insert(&mut self, id: String, preset: Preset) {
+        match self.0.iter().position(|(k, _)| *k >= id) {
+            Some(at) if self.0[at].0 == id => self.0[at].1 = preset,
+            Some(at) => self.0.insert(at, (id, preset)),
+            None => self.0.push((id, preset)),
+        }
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Preset> {
+        self.0.iter().find(|(k, _)| k == id).map(|(_, p)| p)
+    }
+
+    pub fn contains_key(&self, id: &str) -> bool {
+        self.get(id).is_some()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Ids in order.
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.0.iter().map(|(k, _)| k)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Preset)> {
+        self.0.iter().map(|(k, p)| (k, p))
+    }
+}
 
 /// Reads `{ id: { description?, agentOptions?, tools?: { only?, except? } } }`
 /// strictly (`what` names it: `options.presets`): ids of 1-64 bytes, at
 /// most [`MAX_PRESETS`], unknown fields and tool names that can be no tool
-/// refused by name.
-pub fn from_value(value: &Value, what: &str) -> Result<Presets> {
+/// refused by name (`check_tool`: the runtime's `tools::check_tool_name`).
+pub fn from_value(value: &Value, what: &str, check_tool: &dyn Fn(&str, &str) -> Result<()>) -> Result<Presets> {
     let invalid = |m: String| SubagentError::new(crate::core::error::ErrorCode::InvalidArgument, m);
     let Some(entries) = value.as_object() else {
         return Err(invalid(format!(
@@ -99,7 +133,7 @@ pub fn from_value(value: &Value, what: &str) -> Result<Presets> {
                     Some(Value::Array(items)) => items
                         .iter()
                         .map(|item| match item {
-                            Value::String(name) => check_tool_name(name, &what).map(|()| name.clone()),
+                            Value::String(name) => check_tool(name, &what).map(|()| name.clone()),
                             other => Err(invalid(format!("{what} must hold tool names, not {}", other.kind()))),
                         })
                         .collect::<Result<Vec<_>>>()
@@ -113,25 +147,6 @@ pub fn from_value(value: &Value, what: &str) -> Result<Presets> {
         presets.insert(id.clone(), Preset { description, agent_options, only, except });
     }
     Ok(presets)
-}
-
-/// `INVALID_ARGUMENT` unless `name` can be one of a member's tools: a fixed
-/// one, or a provider's delegation tool (`{provider}_agent`, the provider
-/// perhaps registered later). `what` names the list (`presets.x.tools.only`).
-pub fn check_tool_name(name: &str, what: &str) -> Result<()> {
-    use super::tools::{INTERRUPT_AGENT, LIST_AGENTS, SEND_MESSAGE, TASK_CREATE, TASK_LIST, TASK_UPDATE};
-    let fixed = [SEND_MESSAGE, INTERRUPT_AGENT, LIST_AGENTS, TASK_CREATE, TASK_LIST, TASK_UPDATE];
-    if fixed.contains(&name) || (name.len() > "_agent".len() && name.ends_with("_agent")) {
-        return Ok(());
-    }
-    Err(SubagentError::new(
-        crate::core::error::ErrorCode::InvalidArgument,
-        format!(
-            "{what} names {}, which is no tool: the tools are {}, and each provider's {{name}}_agent",
-            crate::core::name::quote_truncated(name, 80),
-            fixed.join(", ")
-        ),
-    ))
 }
 
 /// A local child's preset: the one its start names (which must be offered),
@@ -183,9 +198,10 @@ mod tests {
         let presets = from_value(
             &v(r#"{"reviewer":{"description":"Reads code","agentOptions":{"model":"small"},"tools":{"except":["spawn_agent"]}}}"#),
             "options.presets",
+            &crate::runtime::tools::check_tool_name,
         )
         .unwrap();
-        let reviewer = &presets["reviewer"];
+        let reviewer = presets.get("reviewer").unwrap();
         assert_eq!(reviewer.agent_options.as_ref().and_then(|o| o.model.as_deref()), Some("small"));
         assert_eq!(
             (reviewer.description.as_deref(), &reviewer.except[..]),
@@ -197,7 +213,8 @@ mod tests {
             (r#"{"x":{"agentOptions":{"model":7}}}"#, "options.presets.x.agentOptions.model must be a string, not a number"),
             (r#"[1]"#, "options.presets must be an object of preset id -> { description?, agentOptions?, tools? }, not an array"),
         ] {
-            assert_eq!(from_value(&v(text), "options.presets").unwrap_err().message, message, "{text}");
+            let e = from_value(&v(text), "options.presets", &crate::runtime::tools::check_tool_name).unwrap_err();
+            assert_eq!(e.message, message, "{text}");
         }
     }
 

@@ -316,6 +316,27 @@ impl Runtime {
             spec.cwd.as_deref(),
             self.0.options.confine_cwd,
         )?;
+        // A local child's preset: spawn's, else its creator's (fork and omission join it).
+        // Resolved (and a refusal returned) before anything is reserved.
+        let agent_preset = if local {
+            super::presets::child_preset(
+                &self.0.options.presets,
+                spec.agent_preset.as_deref(),
+                parent.agent_preset.as_deref(),
+            )?
+        } else {
+            spec.agent_preset.clone()
+        };
+        // In-process children run with their own options over a preset spawn named, over their
+        // creator's (a joined preset is already in the creator's options, under its overrides).
+        let agent_options = if local {
+            let named = spec.agent_preset.as_ref().and(agent_preset.as_ref());
+            let preset = named.and_then(|p| self.0.options.presets.get(p));
+            let own = AgentOptions::merged(agent_options.as_ref(), preset.and_then(|p| p.agent_options.as_ref()));
+            AgentOptions::merged(own.as_ref(), parent.agent_options.as_ref())
+        } else {
+            agent_options.filter(|o| !o.is_empty())
+        };
         // Checked here and reserved below with no await between: a spent
         // budget on the creator's chain (spawns counting starts in flight) refuses.
         let chain: Vec<String> = super::budget::chain_of(&parent).into_iter().map(str::to_owned).collect();
@@ -387,26 +408,6 @@ impl Runtime {
             // Cannot fail: checked above, in this same synchronous step.
             let _ = tree.budgets.admit_spawn(&chain);
         }
-        // A local child's preset: spawn's, else its creator's (fork and omission join it).
-        let agent_preset = if local {
-            super::presets::child_preset(
-                &self.0.options.presets,
-                spec.agent_preset.as_deref(),
-                parent.agent_preset.as_deref(),
-            )?
-        } else {
-            spec.agent_preset.clone()
-        };
-        // In-process children run with their own options over a preset spawn named, over their
-        // creator's (a joined preset is already in the creator's options, under its overrides).
-        let agent_options = if local {
-            let named = spec.agent_preset.as_ref().and(agent_preset.as_ref());
-            let preset = named.and_then(|p| self.0.options.presets.get(p));
-            let own = AgentOptions::merged(agent_options.as_ref(), preset.and_then(|p| p.agent_options.as_ref()));
-            AgentOptions::merged(own.as_ref(), parent.agent_options.as_ref())
-        } else {
-            agent_options.filter(|o| !o.is_empty())
-        };
         Ok(Admission {
             cwd,
             provider,

@@ -14,6 +14,7 @@ use crate::core::name::{AgentRef, LEAD};
 use crate::core::signal::Signal;
 use crate::core::store::ReadQuery;
 use crate::runtime::ports::Provider;
+use crate::runtime::presets::Presets;
 use crate::runtime::team::{self, TaskChange};
 use crate::runtime::{ActivationSpec, Agent, Delivery, InterruptAuthority, LiveRow, Runtime, RuntimeEvent, ToolEnd};
 use std::rc::Rc;
@@ -59,6 +60,24 @@ pub const TASK_CREATE: &str = "task_create";
 pub const TASK_LIST: &str = "task_list";
 pub const TASK_UPDATE: &str = "task_update";
 
+/// `INVALID_ARGUMENT` unless `name` can be one of a member's tools: a fixed
+/// one, or a provider's delegation tool (`{provider}_agent`, the provider
+/// perhaps registered later). `what` names the list (`presets.x.tools.only`).
+pub fn check_tool_name(name: &str, what: &str) -> Result<()> {
+    let fixed = [SEND_MESSAGE, INTERRUPT_AGENT, LIST_AGENTS, TASK_CREATE, TASK_LIST, TASK_UPDATE];
+    if fixed.contains(&name) || (name.len() > "_agent".len() && name.ends_with("_agent")) {
+        return Ok(());
+    }
+    Err(SubagentError::new(
+        ErrorCode::InvalidArgument,
+        format!(
+            "{what} names {}, which is no tool: the tools are {}, and each provider's {{name}}_agent",
+            crate::core::name::quote_truncated(name, 80),
+            fixed.join(", ")
+        ),
+    ))
+}
+
 impl Runtime {
     /// The tools `agent` may use now. Delegation tools appear only while the
     /// member may still have children (its depth is below `maxDepth`), but
@@ -70,7 +89,8 @@ impl Runtime {
         let below_limit = agent.depth() < self.options().max_depth;
         for name in self.provider_names() {
             if let Some(provider) = self.get_provider(&name).filter(|p| below_limit || p.manages_depth()) {
-                let spec = delegate_spec(&*provider);
+                let mut spec = delegate_spec(&*provider);
+                offer_presets(&mut spec, &self.0.options.presets);
                 delegates.push((spec.name.clone(), provider));
                 specs.push(spec);
             }
@@ -353,10 +373,11 @@ impl Toolset {
             };
             let left =
                 entry.live.budget.map_or_else(String::new, |b| format!("; budget left: {}", b.remaining.describe()));
+            let preset = entry.live.turns.preset.as_deref().map_or_else(String::new, |p| format!("; preset {p}"));
             let detail = match diagnostic {
                 Some(reason) => format!("cannot be shown ({reason})"),
-                None if description.is_empty() => format!("{status}{spent}{left}"),
-                None => format!("{status}: {description}{spent}{left}"),
+                None if description.is_empty() => format!("{status}{preset}{spent}{left}"),
+                None => format!("{status}: {description}{preset}{spent}{left}"),
             };
             lines.push(format!("{indent}- {name} ({detail})"));
             let mut row = vec![
@@ -370,6 +391,7 @@ impl Toolset {
                 row.push(("parent", Some(Value::from(parent))));
                 row.push(("depth", Some(Value::from(entry.row.depth() as u64))));
             }
+            row.push(("preset", entry.live.turns.preset.as_deref().map(Value::from)));
             row.push(("budget", entry.live.budget.as_ref().map(crate::runtime::BudgetState::to_value)));
             row.push(("diagnostic", diagnostic.map(Value::from)));
             out.push(Value::object(row));
@@ -641,6 +663,35 @@ fn object_schema(properties: Vec<(&str, Option<Value>)>, required: &[&str]) -> V
 
 const AGENT_REF: &str =
     "The agent's full name, such as \"reviewer/checker\" (\"lead\" is the root), or its Session id.";
+
+/// A delegation tool's `preset` input, listing the runtime's presets (a
+/// model cannot guess their ids): each with its description, as an enum.
+fn offer_presets(spec: &mut ToolSpec, presets: &Presets) {
+    if presets.is_empty() {
+        return;
+    }
+    let Value::Object(fields) = &mut spec.input_schema else { return };
+    let Some((_, Value::Object(props))) = fields.iter_mut().find(|(k, _)| k == "properties") else { return };
+    let Some((_, preset)) = props.iter_mut().find(|(k, _)| k == "preset") else { return };
+    let listed: Vec<String> = presets
+        .iter()
+        .map(|(id, p)| match &p.description {
+            Some(d) => format!("{id} ({d})"),
+            None => id.clone(),
+        })
+        .collect();
+    *preset = Value::object([
+        ("type", Some(Value::from("string"))),
+        ("enum", Some(Value::Array(presets.keys().map(|id| Value::from(id.as_str())).collect()))),
+        (
+            "description",
+            Some(Value::from(format!(
+                "Optional preset for the new agent: {}. Omit it to give the agent your own.",
+                listed.join("; ")
+            ))),
+        ),
+    ]);
+}
 
 /// The delegation tool of one provider: truthful about context and follow-ups.
 pub fn delegate_spec(provider: &dyn Provider) -> ToolSpec {

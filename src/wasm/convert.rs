@@ -782,8 +782,10 @@ pub fn agent_ref_to_js(parsed: &AgentRef, original: &JsValue) -> JsValue {
     obj.into()
 }
 
-/// Sets `lastTurn` (`{ stopReason?, output? }`, when the log records either) on a row or member object.
+/// Sets `lastTurn` (`{ stopReason?, output? }`, when the log records either)
+/// and `preset` (when its start records one) on a row or member object.
 pub fn set_last_turn(obj: &Object, turns: &crate::core::turns::Turns) {
+    set_opt(obj, "preset", turns.preset.as_deref());
     if turns.stop_reason.is_none() && turns.output.is_none() {
         return;
     }

@@ -201,7 +201,9 @@ impl JsRuntime {
                 }
             },
             presets: match opt_json(options, "presets", what)? {
-                Some(v) => crate::runtime::presets::from_value(&v, "options.presets")?,
+                Some(v) => {
+                    crate::runtime::presets::from_value(&v, "options.presets", &crate::runtime::tools::check_tool_name)?
+                }
                 None => Default::default(),
             },
         };
