@@ -120,6 +120,8 @@ export interface TreeTurns {
   turnOpen: boolean;
   /** Absent until a turn ended. */
   lastTurn?: LastTurn;
+  /** The preset its log records (see `RuntimeInit.presets`), when it runs with one. */
+  preset?: string;
 }
 
 /** A `listTree` row: a `listDescendants` row, plus its turns when its log was read (not an external run or a diagnostic). */

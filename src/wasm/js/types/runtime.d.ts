@@ -524,6 +524,8 @@ export interface LiveMember {
   budget?: BudgetState;
   /** How its last turn ended, from its log (absent before one ended, and for an external run). */
   lastTurn?: LastTurn;
+  /** The preset its log records (see `RuntimeInit.presets`), when it runs with one. */
+  preset?: string;
 }
 
 /** `runtime.listTree`: the root and every member below it, each with its live state. */
