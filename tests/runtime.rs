@@ -1850,3 +1850,56 @@ fn presets_are_chosen_by_spawn_joined_by_omission_and_fork_recorded_and_restored
         again.rt.tools_for(&held.agent()).unwrap().specs().iter().map(|s| s.name.clone()).collect();
     assert!(!names.contains(&"spawn_agent".to_owned()), "restored preset narrows its tools: {names:?}");
 }
+
+/// Issue 69, point 1 (seed 003: "list_agents exposes the root and reachable
+/// continuable descendants with running or inactive activity"): by default
+/// the whole tree, whoever asks, the caller marked; the text stops after
+/// MAX_TREE_LINES members with "and N more", the structured rows hold all.
+#[test]
+fn list_agents_shows_the_whole_tree_to_any_member() {
+    use subagent_tree::tools::MAX_TREE_LINES;
+    let h = Harness::new(subagent_tree::RuntimeOptions {
+        max_depth: 2,
+        capacity: 8,
+        ..subagent_tree::RuntimeOptions::default()
+    });
+    let root = h.root();
+    let start = |parent: &subagent_tree::Agent, name: &str| {
+        let (rt, spec) =
+            (h.rt.clone(), subagent_tree::ActivationSpec::new("spawn", parent, "task", "work").named(name));
+        h.run(async move { rt.start_activation(spec).await.unwrap() })
+    };
+    h.host.hold("reviewer");
+    h.host.hold("reviewer/checker");
+    let reviewer = start(&root, "reviewer").agent().unwrap();
+    let checker = start(&reviewer, "checker").agent().unwrap();
+    start(&root, "writer");
+    h.settle();
+    let list = |agent: &subagent_tree::Agent| {
+        let tools = h.rt.tools_for(agent).unwrap();
+        h.run(async move { tools.call("list_agents", &Value::Object(Vec::new()), &Signal::never()).await })
+    };
+    let seen = list(&checker);
+    assert_eq!(
+        seen.content,
+        [
+            "The tree: 4 members (you are reviewer/checker; message any of them by full name; running = working now, inactive = idle or finished; neither says whether its task is done):",
+            "- lead (root; inactive)",
+            "  - reviewer (running: task)",
+            "    - reviewer/checker (running: task) <- you",
+            "  - writer (inactive: task)",
+        ]
+        .join("\n")
+    );
+    // Many members: the text is capped, the rows are not.
+    for i in 0..MAX_TREE_LINES {
+        start(&root, &format!("w{i}"));
+    }
+    h.settle();
+    let big = list(&checker);
+    let more = 4 + MAX_TREE_LINES - (MAX_TREE_LINES + 1);
+    assert!(big.content.ends_with(&format!("\n... and {more} more")), "{}", big.content.lines().last().unwrap());
+    let rows = big.structured.as_ref().and_then(|s| s.get("agents")).and_then(Value::as_array).unwrap();
+    assert_eq!(rows.len(), 4 + MAX_TREE_LINES);
+    assert_eq!(rows.iter().filter(|r| r.get("you") == Some(&Value::Bool(true))).count(), 1);
+}

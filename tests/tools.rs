@@ -277,7 +277,10 @@ fn tool_schemas_are_golden() {
             "message":{"type":"string","description":"What to tell the agent."}},
             "required":["agent","message"],"additionalProperties":false})
     );
-    assert_eq!(j(&tools.specs()[4].input_schema)["properties"]["scope"]["enum"], json!(["children", "descendants"]));
+    assert_eq!(
+        j(&tools.specs()[4].input_schema)["properties"]["scope"]["enum"],
+        json!(["tree", "children", "descendants"])
+    );
 }
 
 #[test]

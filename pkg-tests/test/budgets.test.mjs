@@ -121,7 +121,7 @@ test('a model sets a budget with spawn_agent, list_agents shows what is left, an
   await (await runtime.ask(lead, 'lead', 'Review the patch.')).answer;
   await runtime.waitForQuiescence(lead);
   host.check();
-  const listed = await tools().find((t) => t.name === 'list_agents').call({});
+  const listed = await tools().find((t) => t.name === 'list_agents').call({ scope: 'children' });
   assert.equal(
     listed.content,
     '1 child of lead (running = working now, inactive = idle or finished; neither says whether its task is done):\n- reviewer (inactive: Review; 120 tokens; budget left: tokens 880, turns 3)',

@@ -387,8 +387,12 @@ test('tools from JS: delegate by name, message by full name, list, with model-re
   assert.equal(sent.content, 'Message delivered to writer.');
   const typo = await tool('send_message').call({ agent: 'writr', message: 'hi' });
   assert.match(typo.content, /did you mean `writer`/);
-  const listed = await tool('list_agents').call({});
+  const listed = await tool('list_agents').call({ scope: 'children' });
   assert.deepEqual(listed.structured.agents.map((r) => [r.name, r.status, r.description]), [['writer', 'running', 'Write docs']]);
+  // By default the whole tree, lead first, the caller marked.
+  const tree = await tool('list_agents').call({});
+  assert.deepEqual(tree.structured.agents.map((r) => [r.name, r.status, r.you]), [['lead', 'inactive', true], ['writer', 'running', false]]);
+  assert.match(tree.content, /^The tree: 2 members \(you are lead;[^\n]*\n- lead \(root; inactive\) <- you\n {2}- writer \(running: Write docs\)$/);
   const bad = await tool('send_message').call(12);
   assert.equal(bad.isError, true);
   host.open('writer');

@@ -120,7 +120,7 @@ test('a scripted model builds, messages, lists, interrupts and assigns through t
     },
     async 'lead#2'({ call }) {
       await call('list_agents', { scope: 'descendants' });
-      await call('list_agents', {});
+      await call('list_agents', { scope: 'children' });
       await call('interrupt_agent', { agent: 'reviewer/checker' });
       await call('task_create', { title: 'Verify the checker fix', description: 'Run the suite.', owner: 'reviewer/checker' });
       await call('task_update', { task: 'task-1', owner: 'lead' });
@@ -386,8 +386,8 @@ test('every tool definition as a JS user sees it (golden)', async () => {
     {
       name: 'list_agents',
       description:
-        'List your children (or all your descendants) with their full names, status (running or inactive: it does not say whether a task is done) and task descriptions.',
-      inputSchema: object({ scope: { type: 'string', enum: ['children', 'descendants'], description: 'children (default) or descendants' } }, []),
+        'List the agents of your tree you may message: lead and every member below it, you marked (or only your children, or your descendants), with their full names, status (running or inactive: it does not say whether a task is done) and task descriptions.',
+      inputSchema: object({ scope: { type: 'string', enum: ['tree', 'children', 'descendants'], description: 'tree (default: the whole tree), children or descendants' } }, []),
     },
     {
       name: 'task_create',

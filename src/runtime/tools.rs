@@ -60,6 +60,9 @@ pub const TASK_CREATE: &str = "task_create";
 pub const TASK_LIST: &str = "task_list";
 pub const TASK_UPDATE: &str = "task_update";
 
+/// Members `list_agents` shows in its text for the whole tree before "and N more".
+pub const MAX_TREE_LINES: usize = 100;
+
 /// `INVALID_ARGUMENT` unless `name` can be one of a member's tools: a fixed
 /// one, or a provider's delegation tool (`{provider}_agent`, the provider
 /// perhaps registered later). `what` names the list (`presets.x.tools.only`).
@@ -335,14 +338,15 @@ impl Toolset {
     }
 
     async fn list_agents(&self, input: &Value, signal: &Signal) -> Result<ToolResult> {
-        let scope = optional_text(input, "scope")?.unwrap_or_else(|| "children".into());
+        let scope = optional_text(input, "scope")?.unwrap_or_else(|| "tree".into());
         let descendants = match scope.as_str() {
+            "tree" => return self.list_whole_tree(signal).await,
             "children" => false,
             "descendants" => true,
             other => {
                 return Err(crate::err!(
                     InvalidArgument,
-                    "scope {} must be \"children\" or \"descendants\"",
+                    "scope {} must be \"tree\", \"children\" or \"descendants\"",
                     quote(other)
                 ))
             }
@@ -409,6 +413,94 @@ impl Toolset {
                 self.agent.name()
             ),
         };
+        let content = std::iter::once(header).chain(lines).collect::<Vec<_>>().join("\n");
+        Ok(ToolResult::ok(content, Value::object([("agents", Some(Value::Array(out)))])))
+    }
+
+    /// `list_agents` over the whole tree (seed 003: "list_agents exposes the
+    /// root and reachable continuable descendants with running or inactive
+    /// activity"): every member the caller may address, the caller marked, in
+    /// pre-order; the text stops after [`MAX_TREE_LINES`] members with "and N
+    /// more" (the structured rows hold them all).
+    async fn list_whole_tree(&self, signal: &Signal) -> Result<ToolResult> {
+        let root_id = self.agent.root_id().to_owned();
+        let (root, rows) = self.runtime.list_tree(&root_id, signal).await?;
+        let me = self.agent.session_id();
+        let activity = |live: &crate::runtime::Live| if live.running { "running" } else { "inactive" };
+        let you = |id: &str| if id == me { " <- you" } else { "" };
+        let tokens = |live: &crate::runtime::Live| {
+            let n = live.usage.subtree.usage.tokens();
+            let more = if live.usage.subtree.complete { "" } else { " or more" };
+            (n, if n == 0 { String::new() } else { format!("; {n} tokens{more}") })
+        };
+        let (root_tokens, root_spent) = tokens(&root);
+        let mut lines = vec![format!("- {LEAD} (root; {}{root_spent}){}", activity(&root), you(&root_id))];
+        let mut out = vec![Value::object([
+            ("name", Some(Value::from(LEAD))),
+            ("status", Some(Value::from(activity(&root)))),
+            ("sessionId", Some(Value::from(root_id.as_str()))),
+            ("depth", Some(Value::from(0u64))),
+            ("tokens", Some(Value::from(root_tokens))),
+            ("you", Some(Value::Bool(root_id == me))),
+        ])];
+        let names: crate::core::hash::HashMap<&str, String> =
+            rows.iter().map(|r| (r.row.id(), tree_name(&r.row))).collect();
+        // External runs cannot be messaged: not listed; diagnostics still are.
+        let listed = rows.iter().filter(|r| match &r.row {
+            Row::Child(c) => c.mode != crate::core::catalog::Mode::External,
+            Row::Diagnostic(_) => true,
+        });
+        let mut more = 0usize;
+        for entry in listed {
+            let name = tree_name(&entry.row);
+            let parent = if entry.row.parent_id() == root_id {
+                LEAD.to_owned()
+            } else {
+                names.get(entry.row.parent_id()).cloned().unwrap_or_else(|| entry.row.parent_id().to_owned())
+            };
+            let (n, spent) = tokens(&entry.live);
+            let (status, description, diagnostic) = match &entry.row {
+                Row::Child(c) => (activity(&entry.live), c.label.clone().unwrap_or_default(), None),
+                Row::Diagnostic(d) => ("unavailable", String::new(), Some(d.reason.as_str())),
+            };
+            if lines.len() <= MAX_TREE_LINES {
+                let indent = "  ".repeat(entry.row.depth() as usize);
+                let left = entry
+                    .live
+                    .budget
+                    .map_or_else(String::new, |b| format!("; budget left: {}", b.remaining.describe()));
+                let preset = entry.live.turns.preset.as_deref().map_or_else(String::new, |p| format!("; preset {p}"));
+                let detail = match diagnostic {
+                    Some(reason) => format!("cannot be shown ({reason})"),
+                    None if description.is_empty() => format!("{status}{preset}{spent}{left}"),
+                    None => format!("{status}: {description}{preset}{spent}{left}"),
+                };
+                lines.push(format!("{indent}- {name} ({detail}){}", you(entry.row.id())));
+            } else {
+                more += 1;
+            }
+            out.push(Value::object([
+                ("name", Some(Value::from(name.as_str()))),
+                ("status", Some(Value::from(status))),
+                ("description", Some(Value::from(description))),
+                ("sessionId", Some(Value::from(entry.row.id()))),
+                ("parent", Some(Value::from(parent))),
+                ("depth", Some(Value::from(entry.row.depth() as u64))),
+                ("tokens", Some(Value::from(n))),
+                ("you", Some(Value::Bool(entry.row.id() == me))),
+                ("preset", entry.live.turns.preset.as_deref().map(Value::from)),
+                ("budget", entry.live.budget.as_ref().map(crate::runtime::BudgetState::to_value)),
+                ("diagnostic", diagnostic.map(Value::from)),
+            ]));
+        }
+        if more > 0 {
+            lines.push(format!("... and {more} more"));
+        }
+        let header = format!(
+            "The tree: {} members (you are {}; message any of them by full name; running = working now, inactive = idle or finished; neither says whether its task is done):",
+            out.len(),
+            self.agent.name()
+        );
         let content = std::iter::once(header).chain(lines).collect::<Vec<_>>().join("\n");
         Ok(ToolResult::ok(content, Value::object([("agents", Some(Value::Array(out)))])))
     }
@@ -585,6 +677,14 @@ struct Resolved {
     id: String,
     name: String,
     in_tree: bool,
+}
+
+/// A row's full name from the root (its Session id below an unnamed creator, or for a diagnostic).
+fn tree_name(row: &Row) -> String {
+    match row {
+        Row::Child(c) => c.path_string().unwrap_or_else(|| c.id.clone()),
+        Row::Diagnostic(d) => d.id.clone(),
+    }
 }
 
 /// Model input quoted in a refusal, bounded so a huge input never comes back whole.
@@ -801,14 +901,17 @@ fn interrupt_spec() -> ToolSpec {
 fn list_agents_spec() -> ToolSpec {
     ToolSpec {
         name: LIST_AGENTS.into(),
-        description: "List your children (or all your descendants) with their full names, status (running or inactive: it does not say whether a task is done) and task descriptions.".into(),
+        description: "List the agents of your tree you may message: lead and every member below it, you marked (or only your children, or your descendants), with their full names, status (running or inactive: it does not say whether a task is done) and task descriptions.".into(),
         input_schema: object_schema(
             vec![(
                 "scope",
                 Some(Value::object([
                     ("type", Some(Value::from("string"))),
-                    ("enum", Some(Value::Array(vec![Value::from("children"), Value::from("descendants")]))),
-                    ("description", Some(Value::from("children (default) or descendants"))),
+                    (
+                        "enum",
+                        Some(Value::Array(vec![Value::from("tree"), Value::from("children"), Value::from("descendants")])),
+                    ),
+                    ("description", Some(Value::from("tree (default: the whole tree), children or descendants"))),
                 ])),
             )],
             &[],
