@@ -1903,3 +1903,47 @@ fn list_agents_shows_the_whole_tree_to_any_member() {
     assert_eq!(rows.len(), 4 + MAX_TREE_LINES);
     assert_eq!(rows.iter().filter(|r| r.get("you") == Some(&Value::Bool(true))).count(), 1);
 }
+
+/// Issue 69, point 2 (seed 003: "relative paths resolve against the parent's
+/// current effective directory … cold resume retains their logged directory
+/// state"): a turn moves its member's directory (relative to the current one,
+/// confined to the root's); it is logged as `session/cwd`, and later turns,
+/// children started after it and a cold resume use it.
+#[test]
+fn a_turn_moves_its_members_directory_for_later_turns_children_and_a_resume() {
+    let store = Rc::new(subagent_tree::MemoryStore::new());
+    let options = RuntimeOptions { max_depth: 3, capacity: 8, ..RuntimeOptions::default() };
+    let h = Harness::over(store.clone(), "a", options.clone());
+    let root = h.root(); // at /work
+    h.host.hold("reviewer");
+    let reviewer = start(&h, spec(&root, Some("reviewer"))).unwrap();
+    h.settle();
+    let agent = reviewer.agent().unwrap();
+    let turn_id = h.host.turns_of("reviewer")[0].turn_id; // its first turn, held open
+    let set = |path: &str| {
+        let (rt, agent, path) = (h.rt.clone(), agent.clone(), path.to_owned());
+        h.run(async move { rt.set_cwd(&agent, turn_id, &path).await })
+    };
+    assert_eq!(set("src/core").unwrap(), "/work/src/core");
+    assert_eq!(set("../runtime").unwrap(), "/work/src/runtime", "relative to the current one");
+    assert_eq!(set("/etc").unwrap_err().code, ErrorCode::Unauthorized, "confined to the root's directory");
+    let log = h.store.read_now(&reviewer.child_id, &ReadQuery::types(&[event::CWD], &Signal::never())).unwrap();
+    assert_eq!(log.len(), 2, "each move is logged; the refusal wrote nothing");
+    // A child started now starts there.
+    let checker = start(&h, spec(&agent, Some("checker"))).unwrap();
+    h.settle();
+    assert_eq!(h.host.turns_of("reviewer/checker")[0].cwd, "/work/src/runtime");
+    assert!(!checker.child_id.is_empty());
+    // Its next turn, and after a restart a cold resume, run there.
+    h.host.open("reviewer");
+    h.settle();
+    assert_eq!(set("x").unwrap_err().code, ErrorCode::ActivationClosing, "only during its running turn");
+    let again = Harness::over(store, "b", options);
+    let root2 = again.root();
+    let (rt, r) = (again.rt.clone(), root2.clone());
+    again
+        .run(async move { rt.prompt(&r, "reviewer", Value::from("again"), Scheduling::Queue, &Signal::never()).await })
+        .unwrap();
+    again.settle();
+    assert_eq!(again.host.turns_of("reviewer")[0].cwd, "/work/src/runtime");
+}

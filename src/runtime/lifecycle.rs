@@ -66,7 +66,7 @@ impl Runtime {
             parent_name: member.parent_name.clone(),
             input: plan.input,
             steer: super::SteerInbox(Rc::downgrade(member), plan.id),
-            cwd: member.cwd.clone(),
+            cwd: member.current_cwd(),
             signal: plan.signal.clone(),
             output_schema: plan.schema.as_ref().map(|s| s.source().clone()),
             first: plan.first,

@@ -148,6 +148,9 @@ pub(crate) struct Life {
     /// That turn's wake and its place in its tree's `quiet_waiters`: present
     /// while it is in line, taken when it is woken for a quiet moment.
     pub waiter: Option<(u64, Deferred<()>)>,
+    /// The directory a turn moved it to in this residency (`session/cwd`,
+    /// already in its log); `None`: the one it became resident with.
+    pub cwd: Option<String>,
 }
 
 impl Life {
@@ -171,6 +174,7 @@ impl Life {
             waiting: None,
             wait_ticket: 0,
             waiter: None,
+            cwd: None,
         }
     }
 

@@ -98,6 +98,12 @@ pub(crate) struct Member {
 }
 
 impl Member {
+    /// Its effective directory: where a turn last moved it, else where it started
+    /// (`cwd`, which stays the root's boundary for a tree's directories).
+    pub fn current_cwd(&self) -> String {
+        self.state.borrow().cwd.clone().unwrap_or_else(|| self.cwd.clone())
+    }
+
     pub fn is_root(&self) -> bool {
         matches!(self.kind, Kind::Root)
     }

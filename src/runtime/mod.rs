@@ -1049,6 +1049,37 @@ impl Runtime {
         true
     }
 
+    /// Moves member `agent`'s effective directory during its running turn
+    /// `turn_id` (seed 003: "relative paths resolve against the parent's
+    /// current effective directory … cold resume retains their logged
+    /// directory state"): `path`, relative to the current one, confined to
+    /// the tree's root directory like a start's `cwd`, is written to its log
+    /// as `session/cwd`; later turns, children started after it and a cold
+    /// resume use it. Returns the new absolute directory.
+    pub async fn set_cwd(&self, agent: &Agent, turn_id: u64, path: &str) -> Result<String> {
+        let member = &agent.0;
+        let current =
+            member.phase() == Phase::Live && member.state.borrow().turn.as_ref().is_some_and(|t| t.id == turn_id);
+        if !current {
+            return Err(crate::err!(
+                ActivationClosing,
+                "{} can change its directory only during its running turn",
+                Quoted(&member.full_name)
+            ));
+        }
+        let root_cwd = self.0.state.borrow().members.get(&member.root_id).map(|r| r.cwd.clone());
+        let cwd = crate::core::path::confine(
+            root_cwd.as_deref().unwrap_or("/"),
+            &member.current_cwd(),
+            Some(path),
+            self.0.options.confine_cwd,
+        )?;
+        let payload = Value::object([("cwd", Some(Value::from(cwd.as_str())))]);
+        self.append(member, vec![(event::CWD.to_owned(), payload)]).await?;
+        member.state.borrow_mut().cwd = Some(cwd.clone());
+        Ok(cwd)
+    }
+
     /// The live handle of a resident member, for trusted native code (tests,
     /// the simulation). The JS bridge does not expose it: there, handles come
     /// only from `openRoot`, `startActivation` and `reopen` under the root.

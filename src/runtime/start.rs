@@ -312,7 +312,7 @@ impl Runtime {
         let root_cwd = self.0.state.borrow().members.get(&parent.root_id).map(|r| r.cwd.clone());
         let cwd = crate::core::path::confine(
             root_cwd.as_deref().unwrap_or("/"),
-            &parent.cwd,
+            &parent.current_cwd(),
             spec.cwd.as_deref(),
             self.0.options.confine_cwd,
         )?;

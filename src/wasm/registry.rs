@@ -91,6 +91,19 @@ pub(super) fn dispatch(op: &str, args: &Array) -> Result<JsValue> {
             let emitted = rt.handle(&id, inc).is_some_and(|a| rt.emit_part(&a, turn, part));
             Ok(JsValue::from_bool(emitted))
         }
+        "setCwd" => {
+            let (id, inc) = key(1);
+            let turn = arg(3).as_f64().unwrap_or(-1.0) as u64;
+            let path = super::convert::cwd_arg(&arg(4), "path")?;
+            let agent = rt.handle(&id, inc);
+            Ok(future_to_promise(async move {
+                let Some(agent) = agent else {
+                    return Err(to_js(crate::err!(ActivationClosing, "this turn's member is no longer live")));
+                };
+                rt.set_cwd(&agent, turn, &path).await.map(|cwd| JsValue::from_str(&cwd)).map_err(to_js)
+            })
+            .into())
+        }
         "emitRun" => {
             let token = arg(1).as_f64().unwrap_or(-1.0) as u64;
             // Bounded before it is copied: a part's text plus its framing (a tool call's input too).

@@ -32,6 +32,7 @@ pub struct SeenTurn {
     pub guidance: Option<String>,
     pub budget: Option<subagent_tree::core::budget::Allowance>,
     pub agent_options: Option<subagent_tree::core::agent_options::AgentOptions>,
+    pub turn_id: u64,
 }
 
 type Script = Rc<dyn Fn(&Turn) -> TurnOutcome>;
@@ -93,6 +94,7 @@ impl AgentHost for TestHost {
                 guidance: turn.guidance.clone(),
                 budget: turn.budget,
                 agent_options: turn.agent_options.clone(),
+                turn_id: turn.steer.turn_id(),
             });
             let gate = state.gates.borrow().get(&turn.name).cloned();
             if let Some(gate) = gate {

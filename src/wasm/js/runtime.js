@@ -18,6 +18,7 @@ const { apply } = Reflect;
 const { get: weakGet, set: weakSet } = WeakMap.prototype;
 const { freeze, create, defineProperty } = Object;
 const { catch: promiseCatch, then: promiseThen } = Promise.prototype;
+const promiseReject = Promise.reject.bind(Promise);
 const WAIT_ENDS = freeze(['steered', 'aborted', 'quiet', 'ended']);
 const TypeErrorCtor = TypeError;
 const ErrorCtor = Error;
@@ -126,6 +127,14 @@ export function makeTurn(cap, runtime, turn, agent, incarnation, turnId) {
   own(turn, 'takeSteered', () => dispatch('takeSteered', runtime, agent.sessionId, incarnation, turnId));
   // A part for `subagent/delta` listeners: `false` once this turn has ended (ignored); a bad part throws.
   own(turn, 'emit', (part) => dispatch('emit', runtime, agent.sessionId, incarnation, turnId, part));
+  // Moves the member's directory (relative to its current one, confined to the root's): resolves with the new one.
+  own(turn, 'setCwd', (path) => {
+    try {
+      return dispatch('setCwd', runtime, agent.sessionId, incarnation, turnId, path);
+    } catch (e) {
+      return promiseReject(e); // a bad path rejects, as the method's promise would
+    }
+  });
   // The core answers with WaitEnd's discriminant (Steered, Aborted, Quiet, Ended).
   const wait = (steer) => apply(promiseThen, dispatch('waitForInput', runtime, agent.sessionId, incarnation, turnId, steer), [(n) => WAIT_ENDS[n]]);
   own(turn, 'waitForSteered', () => wait(true));

@@ -266,6 +266,14 @@ export interface AgentTurn {
    * `LIMIT_EXCEEDED` for text over 64 KiB).
    */
   emit(part: DeltaPart): boolean;
+  /**
+   * Moves the member's effective directory: `path` resolves against the
+   * current one (`turn.cwd`) and is confined to the tree's root directory
+   * like a start's `cwd`. Written to its log (`session/cwd`) before this
+   * resolves with the new absolute directory; later turns, children started
+   * after it and a cold resume use it. Only during this turn.
+   */
+  setCwd(path: string): Promise<string>;
   readonly input: InboxMessage[];
   /** Model-ready input texts, then return guidance on a local child's first turn. */
   readonly inputText: string[];
