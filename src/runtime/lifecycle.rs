@@ -236,8 +236,16 @@ impl Runtime {
             }
             _ => self.0.host.release(&member.id).await,
         };
-        // Best-effort durability barrier: participation ignored, failure ignored.
-        let _ = self.flush(&member.id).await;
+        // Best-effort durability barrier: the member leaves either way, and a
+        // failure is reported (its last writes may not be durable), never dropped.
+        if let Err(e) = self.flush(&member.id).await {
+            self.emit(RuntimeEvent::FlushFailed {
+                root_id: member.root_id.clone(),
+                session_id: member.id.clone(),
+                name: member.full_name.clone(),
+                error: e.message,
+            });
+        }
 
         // The member stays resident (closing) until its notice is accepted, so a
         // message meanwhile waits for `closed` instead of resuming a second

@@ -194,6 +194,9 @@ pub enum RuntimeEvent {
         input: Option<Value>,
         end: Option<ToolEnd>,
     },
+    /// The durability barrier as a member left residency failed: its last
+    /// writes may not be durable (`error` says why; the member left anyway).
+    FlushFailed { root_id: String, session_id: String, name: String, error: String },
 }
 
 /// How a tool call ended: its result's text, and the child a delegation started.
@@ -663,7 +666,8 @@ impl Runtime {
             | RuntimeEvent::Message { root_id, .. }
             | RuntimeEvent::Turn { root_id, .. }
             | RuntimeEvent::Delta { root_id, .. }
-            | RuntimeEvent::Tool { root_id, .. } => Some(root_id.as_str()),
+            | RuntimeEvent::Tool { root_id, .. }
+            | RuntimeEvent::FlushFailed { root_id, .. } => Some(root_id.as_str()),
             _ => None,
         };
         let listeners: Vec<Listener> = self

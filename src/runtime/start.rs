@@ -534,6 +534,15 @@ impl Runtime {
                 ));
             }
         }
+        // Balanced, as fork's own prefix is: a turn begun in the seed ended there
+        // (else the child would inherit a lost turn as its own first history).
+        if let Some(open) = open_turn(&seed) {
+            return Err(crate::err!(
+                InvalidArgument,
+                "provider {} returned a seed whose turn at seq {open} never ends: a seed stops after a completed turn",
+                Quoted(&spec.provider)
+            ));
+        }
         self.still_admissible(spec, admission)?;
 
         // The child's log: the seed, its start marker, and the accepted first prompt.
@@ -854,4 +863,17 @@ fn unique_name(parent: &Member, admission: &Admission) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The seq of a `turn/start` in `events` that no later `turn/end` closes.
+fn open_turn(events: &[SessionEvent]) -> Option<u64> {
+    let mut open = None;
+    for e in events {
+        match e.kind.as_str() {
+            event::TURN_START => open = Some(e.seq),
+            event::TURN_END => open = None,
+            _ => {}
+        }
+    }
+    open
 }

@@ -43,6 +43,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "subagent/tool",
     "subagent/provider-added",
     "subagent/provider-removed",
+    "subagent/flush-failed",
 ];
 
 /// The name of an event's type (`subagent/delta`, ...).
@@ -57,6 +58,7 @@ pub fn event_type(event: &RuntimeEvent) -> &'static str {
         RuntimeEvent::Tool { .. } => "subagent/tool",
         RuntimeEvent::ProviderAdded(_) => "subagent/provider-added",
         RuntimeEvent::ProviderRemoved(_) => "subagent/provider-removed",
+        RuntimeEvent::FlushFailed { .. } => "subagent/flush-failed",
     }
 }
 

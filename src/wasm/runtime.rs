@@ -806,7 +806,7 @@ impl JsRuntime {
             let Some(kind) = EVENT_TYPES.iter().find(|t| **t == kind) else {
                 return Err(invalid(format!(
                     "event type {} must be one of {}",
-                    crate::core::name::quote_truncated(&kind, 80),
+                    crate::core::name::quote_truncated(&kind, 40),
                     EVENT_TYPES.join(", ")
                 )));
             };

@@ -183,6 +183,14 @@ fn event_value(event: &RuntimeEvent) -> JsValue {
         }
         RuntimeEvent::ProviderAdded(provider) => provider_to_js(&provider.0),
         RuntimeEvent::ProviderRemoved(name) => JsValue::from_str(name),
+        RuntimeEvent::FlushFailed { root_id, session_id, name, error } => {
+            let obj = Object::new();
+            set(&obj, "rootSessionId", &JsValue::from_str(root_id));
+            set(&obj, "sessionId", &JsValue::from_str(session_id));
+            set(&obj, "name", &JsValue::from_str(name));
+            set(&obj, "error", &JsValue::from_str(error));
+            obj.into()
+        }
     }
 }
 

@@ -696,6 +696,20 @@ export interface RuntimeEventMap {
   'subagent/tool': SubagentToolEvent;
   'subagent/provider-added': SubagentProvider;
   'subagent/provider-removed': string;
+  'subagent/flush-failed': SubagentFlushFailedEvent;
+}
+
+/**
+ * `subagent/flush-failed`: the store's durability barrier (`flush`, and any
+ * `addFlushListener` listener) failed as a member left residency, so its last
+ * writes may not be durable. The member left anyway; `error` says why.
+ */
+export interface SubagentFlushFailedEvent {
+  rootSessionId: string;
+  sessionId: string;
+  /** The member's full name. */
+  name: string;
+  error: string;
 }
 
 export type RuntimeEventType = keyof RuntimeEventMap;
