@@ -1947,3 +1947,31 @@ fn a_turn_moves_its_members_directory_for_later_turns_children_and_a_resume() {
     again.settle();
     assert_eq!(again.host.turns_of("reviewer")[0].cwd, "/work/src/runtime");
 }
+
+/// Issue 69, point 3 (seed 003: "the child's model must accept image
+/// input"): with a host that takes text only, input with an image is refused
+/// at admission (a prompt, a message, a start), nothing written; text passes.
+#[test]
+fn an_image_to_a_host_that_takes_text_only_is_refused_before_anything_is_written() {
+    let h = Harness::wide();
+    h.host.0.text_only.set(true);
+    let root = h.root();
+    let image = Value::Array(vec![
+        Value::object([("type", Some(Value::from("text"))), ("text", Some(Value::from("look")))]),
+        Value::object([
+            ("type", Some(Value::from("image"))),
+            ("data", Some(Value::from("aGk="))),
+            ("mimeType", Some(Value::from("image/png"))),
+        ]),
+    ]);
+    let before = h.store.len("root");
+    let (rt, r, content) = (h.rt.clone(), root.clone(), image.clone());
+    let e =
+        h.run(async move { rt.prompt(&r, "lead", content, Scheduling::Queue, &Signal::never()).await }).unwrap_err();
+    assert_eq!(e.code, ErrorCode::UnsupportedCapability, "{e}");
+    let mut s = spec(&root, Some("viewer"));
+    s.prompt = image;
+    assert_eq!(start(&h, s).unwrap_err().code, ErrorCode::UnsupportedCapability);
+    assert_eq!(h.store.len("root"), before, "nothing written");
+    start(&h, spec(&root, Some("viewer"))).unwrap();
+}

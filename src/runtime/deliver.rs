@@ -47,6 +47,22 @@ impl Runtime {
         self.deliver(Some(sender), &sender.0.root_id, target_id, source, content, Scheduling::Steer, signal, None).await
     }
 
+    /// `UNSUPPORTED_CAPABILITY` for content with an image when the host's
+    /// models take none (its `inputModalities`): refused before anything is written.
+    pub(crate) fn check_modalities(&self, content: &Value, whom: &str) -> Result<()> {
+        let image = content
+            .as_array()
+            .is_some_and(|blocks| blocks.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("image")));
+        if image && !self.0.host.takes_images() {
+            return Err(crate::err!(
+                UnsupportedCapability,
+                "the input for {} has an image, and this runtime's host takes text only (its inputModalities)",
+                Quoted(whom)
+            ));
+        }
+        Ok(())
+    }
+
     /// Finds (or resumes) the target and accepts the message; a target that
     /// began settling in between is resumed again.
     #[allow(clippy::too_many_arguments)]
@@ -374,6 +390,7 @@ impl Runtime {
         answer: Option<&Answer>,
     ) -> Result<String> {
         signal.check()?;
+        self.check_modalities(&content, &target.full_name)?;
         // A notice always lands (it is the runtime's own account); input waits for room.
         let notice = matches!(source, MessageSource::SubagentSettled { .. });
         if !notice {

@@ -94,6 +94,13 @@ pub struct TurnOutcome {
 pub trait AgentHost {
     fn run_turn(&self, turn: Turn) -> LocalBoxFuture<'static, Result<TurnOutcome>>;
 
+    /// Whether the host's models take image input (seed 003: "the child's
+    /// model must accept image input"): when not, input with an image is
+    /// refused at admission, never written.
+    fn takes_images(&self) -> bool {
+        true
+    }
+
     /// Releases host resources of a member leaving residency. A failure is a
     /// teardown failure (`ACTIVATION_TEARDOWN_FAILED`), never a lost result.
     fn release(&self, _session_id: &str) -> LocalBoxFuture<'static, Result<()>> {

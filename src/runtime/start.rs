@@ -283,6 +283,9 @@ impl Runtime {
             crate::err!(InvalidArgument, "prompt must be a string or an array of content blocks with a type")
         })?;
         self.0.options.limits.check_activation(&spec.label, &prompt, spec.max_depth)?;
+        if local {
+            self.check_modalities(&prompt, spec.name.as_deref().unwrap_or("the new child"))?;
+        }
         let parent = spec.parent.0.clone();
         // A dead, forged or foreign handle carries no authority (PARENT_UNAVAILABLE is
         // a child's word for a creator that is not live, not an answer to a bad handle).

@@ -64,6 +64,8 @@ fn optional_string(obj: &JsValue, key: &str, what: &str) -> Result<Option<String
 pub struct JsHost {
     obj: JsValue,
     runtime: u32,
+    /// `host.inputModalities` includes `image` (the default: text and image).
+    images: bool,
 }
 
 impl JsHost {
@@ -71,11 +73,31 @@ impl JsHost {
         if !is_objectish(&obj) || !has_method(&obj, "runTurn") {
             return Err(invalid(format!("host must be an object with a runTurn(turn) method, not {}", describe(&obj))));
         }
-        Ok(JsHost { obj, runtime })
+        let modalities = get(&obj, "inputModalities", "host")?;
+        let images = if modalities.is_undefined() || modalities.is_null() {
+            true
+        } else {
+            let list = super::convert::strings_arg(&modalities, "host.inputModalities")?;
+            if let Some(other) = list.iter().find(|m| *m != "text" && *m != "image") {
+                return Err(invalid(format!(
+                    "host.inputModalities may hold \"text\" and \"image\", not {}",
+                    crate::core::name::quote_truncated(other, 40)
+                )));
+            }
+            if !list.iter().any(|m| m == "text") {
+                return Err(invalid("host.inputModalities must include \"text\"".into()));
+            }
+            list.iter().any(|m| m == "image")
+        };
+        Ok(JsHost { obj, runtime, images })
     }
 }
 
 impl AgentHost for JsHost {
+    fn takes_images(&self) -> bool {
+        self.images
+    }
+
     fn run_turn(&self, turn: Turn) -> LocalBoxFuture<'static, Result<TurnOutcome>> {
         let (obj, runtime) = (self.obj.clone(), self.runtime);
         let turn_js = turn_to_js(self.runtime, &turn);

@@ -46,6 +46,8 @@ pub struct HostState {
     pub scripts: RefCell<HashMap<String, Script>>,
     pub released: RefCell<Vec<String>>,
     pub fail_release: RefCell<Vec<String>>,
+    /// Its models take text only (no images).
+    pub text_only: Cell<bool>,
 }
 
 #[derive(Clone, Default)]
@@ -78,6 +80,10 @@ fn texts(messages: &[InboxMessage]) -> Vec<String> {
 }
 
 impl AgentHost for TestHost {
+    fn takes_images(&self) -> bool {
+        !self.0.text_only.get()
+    }
+
     fn run_turn(&self, turn: Turn) -> LocalBoxFuture<'static, Result<TurnOutcome>> {
         let state = self.0.clone();
         Box::pin(async move {

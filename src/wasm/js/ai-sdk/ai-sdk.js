@@ -14,7 +14,7 @@
 //   turn's signal aborts the call mid-stream (`aborted`); text and reasoning
 //   deltas go to `turn.emit`; usage is reported in the runtime's shape.
 import { jsonSchema, stepCountIs, streamText, tool } from 'ai';
-import { configError, describe, either, parseStructured, priorTurns } from '../edge/host-shared.js';
+import { configError, describe, either, inputImages, parseStructured, priorTurns } from '../edge/host-shared.js';
 
 const DEFAULT_MAX_STEPS = 16;
 const DEFAULT_HISTORY_TURNS = 20;
@@ -124,7 +124,10 @@ export function aiSdkHost(options) {
       let tools;
       try {
         const history = store ? await priorTurns(store, turn, turnsKept, signal) : [];
-        messages = [...history, { role: 'user', content: (turn.inputText ?? []).join('\n\n') }];
+        const text = (turn.inputText ?? []).join('\n\n');
+        // Images in the input go beside its text, as the SDK's image parts.
+        const images = inputImages(turn).map((b) => ({ type: 'image', image: b.data, mediaType: b.mimeType }));
+        messages = [...history, { role: 'user', content: images.length === 0 ? text : [{ type: 'text', text }, ...images] }];
         const own = treeTools && turn.toolsFor ? turn.toolsFor(treeTools) : turn.tools ?? [];
         tools = { ...aiSdkTools(Array.from(own), { signal }), ...(extra ?? {}) };
       } catch (e) {

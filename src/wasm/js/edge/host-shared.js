@@ -100,3 +100,17 @@ export function describe(e) {
     return 'an unknown failure';
   }
 }
+
+/**
+ * The image blocks of a turn's input (`{ type: 'image', data, mimeType }`, base64 data), in
+ * order: what a host sends beside the turn's text (seed 003: image parts reach the model).
+ */
+export function inputImages(turn) {
+  const images = [];
+  for (const message of turn.input ?? []) {
+    for (const block of Array.isArray(message?.content) ? message.content : []) {
+      if (block?.type === 'image' && typeof block.data === 'string' && typeof block.mimeType === 'string') images.push(block);
+    }
+  }
+  return images;
+}

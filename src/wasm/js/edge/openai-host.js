@@ -28,7 +28,7 @@
 // without streaming, and this host stops asking it to stream. No byte for
 // `timeoutMs` fails the request, and an answer over `maxResponseBytes` is
 // "too large", never read whole.
-import { blocksText, configError, describe, parseStructured, priorTurns } from './host-shared.js';
+import { blocksText, configError, describe, inputImages, parseStructured, priorTurns } from './host-shared.js';
 
 const DEFAULT_MAX_STEPS = 16;
 const DEFAULT_MAX_TOOL_CALLS = 64; // the runtime's documented toolCallsPerReply
@@ -206,12 +206,15 @@ export class OpenAIHost {
       );
     }
     const userText = (turn.inputText ?? []).join('\n\n');
+    // Images in the input go beside its text, as data URLs.
+    const images = inputImages(turn).map((b) => ({ type: 'image_url', image_url: { url: `data:${b.mimeType};base64,${b.data}` } }));
+    const userContent = images.length === 0 ? userText : [{ type: 'text', text: userText }, ...images];
     let messages;
     try {
       messages = [
         { role: 'system', content: system.filter((s) => s).join('\n\n') },
         ...(await this.#priorTurns(turn, signal)),
-        { role: 'user', content: userText },
+        { role: 'user', content: userContent },
       ];
     } catch (e) {
       if (signal.aborted) return end('aborted');

@@ -340,6 +340,12 @@ export interface ToolChoice {
 
 export interface AgentHost {
   runTurn(turn: AgentTurn): AgentTurnOutcome | undefined | Promise<AgentTurnOutcome | undefined>;
+  /**
+   * What its models take (default `['text', 'image']`; `text` is required).
+   * Without `image`, a prompt, message or start whose content has an image is
+   * refused `UNSUPPORTED_CAPABILITY` before anything is written.
+   */
+  readonly inputModalities?: ReadonlyArray<'text' | 'image'>;
   /** Releases host resources when a member leaves residency. */
   release?(sessionId: string): unknown;
 }
