@@ -1053,6 +1053,19 @@ impl Runtime {
         true
     }
 
+    /// A directory in `member`'s tree: `requested` resolved against the
+    /// member's current directory (omitted: that directory), confined to the
+    /// tree root's own directory (see [`crate::core::path::confine`]).
+    pub(crate) fn resolve_cwd(&self, member: &Member, requested: Option<&str>) -> Result<String> {
+        let root_cwd = self.0.state.borrow().members.get(&member.root_id).map(|r| r.cwd.clone());
+        crate::core::path::confine(
+            root_cwd.as_deref().unwrap_or("/"),
+            &member.current_cwd(),
+            requested,
+            self.0.options.confine_cwd,
+        )
+    }
+
     /// Moves member `agent`'s effective directory during its running turn
     /// `turn_id` (seed 003: "relative paths resolve against the parent's
     /// current effective directory … cold resume retains their logged
@@ -1071,13 +1084,7 @@ impl Runtime {
                 Quoted(&member.full_name)
             ));
         }
-        let root_cwd = self.0.state.borrow().members.get(&member.root_id).map(|r| r.cwd.clone());
-        let cwd = crate::core::path::confine(
-            root_cwd.as_deref().unwrap_or("/"),
-            &member.current_cwd(),
-            Some(path),
-            self.0.options.confine_cwd,
-        )?;
+        let cwd = self.resolve_cwd(member, Some(path))?;
         let payload = Value::object([("cwd", Some(Value::from(cwd.as_str())))]);
         self.append(member, vec![(event::CWD.to_owned(), payload)]).await?;
         member.state.borrow_mut().cwd = Some(cwd.clone());

@@ -312,13 +312,7 @@ impl Runtime {
             ));
         }
 
-        let root_cwd = self.0.state.borrow().members.get(&parent.root_id).map(|r| r.cwd.clone());
-        let cwd = crate::core::path::confine(
-            root_cwd.as_deref().unwrap_or("/"),
-            &parent.current_cwd(),
-            spec.cwd.as_deref(),
-            self.0.options.confine_cwd,
-        )?;
+        let cwd = self.resolve_cwd(&parent, spec.cwd.as_deref())?;
         // A local child's preset: spawn's, else its creator's (fork and omission join it).
         // Resolved (and a refusal returned) before anything is reserved.
         let agent_preset = if local {
