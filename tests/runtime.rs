@@ -1975,3 +1975,29 @@ fn an_image_to_a_host_that_takes_text_only_is_refused_before_anything_is_written
     assert_eq!(h.store.len("root"), before, "nothing written");
     start(&h, spec(&root, Some("viewer"))).unwrap();
 }
+
+/// Issue 69, point 3 (seed 003: the prompt retains "the caller-minted request
+/// identity and validated browser zone"): kept on the accepted message, in
+/// its log, and read back with it.
+#[test]
+fn a_prompts_request_identity_and_time_zone_stay_with_the_message() {
+    let h = Harness::wide();
+    let root = h.root();
+    let meta =
+        subagent_tree::runtime::MessageMeta { request_id: Some("req-7".into()), time_zone: Some("Asia/Tokyo".into()) };
+    let (rt, r) = (h.rt.clone(), root.clone());
+    h.run(
+        async move { rt.prompt_meta(&r, "lead", Value::from("hi"), Scheduling::Queue, meta, &Signal::never()).await },
+    )
+    .unwrap();
+    h.settle();
+    let log = h.store.read_now("root", &ReadQuery::types(&[event::MESSAGE], &Signal::never())).unwrap();
+    assert_eq!(log[0].payload.get("requestId"), Some(&Value::from("req-7")));
+    assert_eq!(log[0].payload.get("timeZone"), Some(&Value::from("Asia/Tokyo")));
+    // A plain prompt carries neither.
+    let (rt, r) = (h.rt.clone(), root.clone());
+    h.run(async move { rt.prompt(&r, "lead", Value::from("again"), Scheduling::Queue, &Signal::never()).await })
+        .unwrap();
+    let log = h.store.read_now("root", &ReadQuery::types(&[event::MESSAGE], &Signal::never())).unwrap();
+    assert_eq!(log[1].payload.get("requestId"), None);
+}

@@ -67,3 +67,25 @@ test('a host that takes text only: an image is refused at admission, nothing wri
   assert.throws(() => new SubagentRuntime({ store, host: { inputModalities: ['image'], runTurn() {} } }), (e) => e.code === 'INVALID_ARGUMENT' && /must include "text"/.test(e.message));
   assert.throws(() => new SubagentRuntime({ store, host: { inputModalities: ['audio', 'text'], runTurn() {} } }), (e) => e.code === 'INVALID_ARGUMENT');
 });
+
+// Issue 69, point 3 (request identity): "the caller-minted request identity and validated browser
+// zone" stay with the prompt: kept on the accepted message (its log too) and shown to the host.
+test('prompt and ask keep a requestId and an IANA timeZone on the message; a zone that is none is refused', async () => {
+  const store = new MemoryStore();
+  const seen = [];
+  const runtime = new SubagentRuntime({ store, host: { runTurn: (turn) => (seen.push(turn.input.map((m) => [m.requestId, m.timeZone])), { messages: ['ok'] }) } });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  await (await runtime.ask(lead, 'lead', 'Hello.', { requestId: 'req-42', timeZone: 'Europe/Paris' })).answer;
+  assert.deepEqual(seen[0], [['req-42', 'Europe/Paris']]);
+  const logged = (await store.read('root', {})).find((e) => e.type === 'message/input');
+  assert.deepEqual([logged.payload.requestId, logged.payload.timeZone], ['req-42', 'Europe/Paris']);
+  await assert.rejects(runtime.prompt(lead, 'lead', 'x', { timeZone: 'Mars/Olympus' }), (e) => e.code === 'INVALID_ARGUMENT' && /not an IANA time zone/.test(e.message));
+  await assert.rejects(runtime.prompt(lead, 'lead', 'x', { requestId: '' }), (e) => e.code === 'INVALID_ARGUMENT');
+  assert.equal((await store.read('root', {})).filter((e) => e.type === 'message/input').length, 1, 'the refusals wrote nothing');
+  // After a restart the host still sees them on input read back from the log.
+  const again = [];
+  const runtime2 = new SubagentRuntime({ store, host: { runTurn: (turn) => (again.push(turn.input.map((m) => m.requestId)), { messages: ['ok'] }) } });
+  const lead2 = await runtime2.openRoot({ sessionId: 'root' });
+  await (await runtime2.ask(lead2, 'lead', 'Again.', { requestId: 'req-43' })).answer;
+  assert.deepEqual(again, [['req-43']]);
+});

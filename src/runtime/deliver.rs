@@ -8,7 +8,7 @@
 //! catalogs along its creation chain; its creators may stay offline.
 
 use super::machine::{Life, Refusal};
-use super::member::{self, InboxMessage, Kind, Member, MessageSource, Phase, Scheduling, Settlement};
+use super::member::{self, InboxMessage, Kind, Member, MessageMeta, MessageSource, Phase, Scheduling, Settlement};
 use super::{Agent, InterruptAuthority, Runtime, RuntimeEvent};
 use crate::core::catalog::Mode;
 use crate::core::error::{Quoted, Result, SubagentError};
@@ -44,7 +44,9 @@ impl Runtime {
             sender_session_id: sender.session_id().to_owned(),
             sender_name: sender.name().to_owned(),
         };
-        self.deliver(Some(sender), &sender.0.root_id, target_id, source, content, Scheduling::Steer, signal, None).await
+        let meta = MessageMeta::default();
+        self.deliver(Some(sender), &sender.0.root_id, target_id, source, content, Scheduling::Steer, meta, signal, None)
+            .await
     }
 
     /// `UNSUPPORTED_CAPABILITY` for content with an image when the host's
@@ -74,6 +76,7 @@ impl Runtime {
         source: MessageSource,
         content: Value,
         scheduling: Scheduling,
+        meta: MessageMeta,
         signal: &Signal,
         answer: Option<&Answer>,
     ) -> Result<String> {
@@ -83,7 +86,10 @@ impl Runtime {
             let held = self.target_for(root_id, target_id, signal).await?;
             // Admission re-validates the sender.
             let accepted = match sender.map(|s| self.require_live(s, "sender")).transpose() {
-                Ok(_) => self.accept(&held.member, source.clone(), content.clone(), scheduling, signal, answer).await,
+                Ok(_) => {
+                    let (source, content, meta) = (source.clone(), content.clone(), meta.clone());
+                    self.accept(&held.member, source, content, scheduling, meta, signal, answer).await
+                }
                 Err(e) => Err(e),
             };
             match accepted {
@@ -104,7 +110,20 @@ impl Runtime {
         scheduling: Scheduling,
         signal: &Signal,
     ) -> Result<String> {
-        self.prompt_with(root, target, content, scheduling, signal, None).await
+        self.prompt_with(root, target, content, scheduling, MessageMeta::default(), signal, None).await
+    }
+
+    /// [`Runtime::prompt`] with the request's identity and time zone kept on the message.
+    pub async fn prompt_meta(
+        &self,
+        root: &Agent,
+        target: &str,
+        content: Value,
+        scheduling: Scheduling,
+        meta: MessageMeta,
+        signal: &Signal,
+    ) -> Result<String> {
+        self.prompt_with(root, target, content, scheduling, meta, signal, None).await
     }
 
     /// [`Runtime::prompt`], plus the result of the turn that consumes the
@@ -117,17 +136,32 @@ impl Runtime {
         scheduling: Scheduling,
         signal: &Signal,
     ) -> Result<(String, impl std::future::Future<Output = Result<SubagentResult>> + 'static)> {
+        self.ask_meta(root, target, content, scheduling, MessageMeta::default(), signal).await
+    }
+
+    /// [`Runtime::ask`] with the request's identity and time zone kept on the message.
+    pub async fn ask_meta(
+        &self,
+        root: &Agent,
+        target: &str,
+        content: Value,
+        scheduling: Scheduling,
+        meta: MessageMeta,
+        signal: &Signal,
+    ) -> Result<(String, impl std::future::Future<Output = Result<SubagentResult>> + 'static)> {
         let answer = Answer::new();
-        let id = self.prompt_with(root, target, content, scheduling, signal, Some(&answer)).await?;
+        let id = self.prompt_with(root, target, content, scheduling, meta, signal, Some(&answer)).await?;
         Ok((id, answer.wait()))
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn prompt_with(
         &self,
         root: &Agent,
         target: &str,
         content: Value,
         scheduling: Scheduling,
+        meta: MessageMeta,
         signal: &Signal,
         answer: Option<&Answer>,
     ) -> Result<String> {
@@ -135,9 +169,10 @@ impl Runtime {
         let content = checked_content(&self.0.options.limits, content)?;
         let target_id = self.resolve_in_tree(&root.0.root_id, target, signal).await?;
         if target_id == root.session_id() {
-            return self.accept(&root.0, MessageSource::User, content, scheduling, signal, answer).await;
+            return self.accept(&root.0, MessageSource::User, content, scheduling, meta, signal, answer).await;
         }
-        self.deliver(None, &root.0.root_id, &target_id, MessageSource::User, content, scheduling, signal, answer).await
+        let source = MessageSource::User;
+        self.deliver(None, &root.0.root_id, &target_id, source, content, scheduling, meta, signal, answer).await
     }
 
     /// The live handle of any continuable member of the root's tree, under the
@@ -380,12 +415,14 @@ impl Runtime {
     }
 
     /// Durable acceptance into a resident member's inbox.
+    #[allow(clippy::too_many_arguments)]
     async fn accept(
         &self,
         target: &Rc<Member>,
         source: MessageSource,
         content: Value,
         scheduling: Scheduling,
+        meta: MessageMeta,
         signal: &Signal,
         answer: Option<&Answer>,
     ) -> Result<String> {
@@ -423,7 +460,7 @@ impl Runtime {
                 return Err(crate::err!(ActivationClosing, "{} is shutting down", Quoted(&target.full_name)))
             }
         }
-        let message = InboxMessage { id: self.new_id(IdKind::Message), source, content, scheduling };
+        let message = InboxMessage { id: self.new_id(IdKind::Message), source, content, scheduling, meta };
         // Registered before the write: the answering turn may end before this call returns.
         if let Some(answer) = answer {
             self.0.state.borrow_mut().answers.insert(message.id.clone(), (target.root_id.clone(), answer.0.clone()));
@@ -487,7 +524,8 @@ impl Runtime {
         // (acceptance reads back a write it was told failed, so a retry never doubles it).
         let signal = Signal::never();
         for _ in 0..NOTICE_ATTEMPTS {
-            match self.accept(parent, source.clone(), content.clone(), Scheduling::Queue, &signal, None).await {
+            let meta = MessageMeta::default();
+            match self.accept(parent, source.clone(), content.clone(), Scheduling::Queue, meta, &signal, None).await {
                 Err(e) if e.code == crate::ErrorCode::PersistenceUnavailable => continue,
                 // Input closed (a captured result) or closing: nobody to tell.
                 _ => return,
@@ -774,6 +812,8 @@ pub(crate) fn message_payload(m: &InboxMessage) -> Value {
         ("source", Some(source_value(&m.source))),
         ("content", Some(m.content.clone())),
         ("delivery", Some(Value::from(if m.scheduling == Scheduling::Steer { "steer" } else { "queue" }))),
+        ("requestId", m.meta.request_id.as_deref().map(Value::from)),
+        ("timeZone", m.meta.time_zone.as_deref().map(Value::from)),
     ])
 }
 
@@ -818,8 +858,10 @@ pub(crate) fn decode_message(payload: &Value) -> Option<InboxMessage> {
         _ => Scheduling::Queue,
     };
     let whole = payload.get("content").cloned().zip(payload.get("source").and_then(decode_source));
+    let text = |key: &str| payload.get(key).and_then(Value::as_str).map(str::to_owned);
+    let meta = MessageMeta { request_id: text("requestId"), time_zone: text("timeZone") };
     match (whole, payload.get(event::DAMAGED).and_then(Value::as_str)) {
-        (Some((content, source)), _) => Some(InboxMessage { id, source, content, scheduling }),
+        (Some((content, source)), _) => Some(InboxMessage { id, source, content, scheduling, meta }),
         // A damaged message (see `event::DAMAGED`) whose text or sender did not read is still
         // input its turn answers: the model is told what could not be read, never handed a
         // guess, and the message is consumed like any other (never delivered twice).
@@ -831,6 +873,7 @@ pub(crate) fn decode_message(payload: &Value) -> Option<InboxMessage> {
                  Its sender may need to send it again.)"
             )),
             scheduling,
+            meta,
         }),
         (None, None) => None,
     }

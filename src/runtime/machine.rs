@@ -477,6 +477,7 @@ mod tests {
             source: super::super::message::MessageSource::User,
             content: Value::Array(vec![]),
             scheduling,
+            meta: Default::default(),
         }
     }
 

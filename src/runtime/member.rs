@@ -2,7 +2,7 @@
 
 pub(crate) use super::machine::Phase;
 use super::machine::{Lane, Life};
-pub use super::message::{InboxMessage, MessageSource, Scheduling};
+pub use super::message::{InboxMessage, MessageMeta, MessageSource, Scheduling};
 use crate::core::exec::{AsyncLock, Deferred};
 use crate::core::hash::HashSet;
 use crate::core::result::SubagentResult;

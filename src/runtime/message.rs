@@ -41,4 +41,16 @@ pub struct InboxMessage {
     /// Content blocks (a JSON array).
     pub content: Value,
     pub scheduling: Scheduling,
+    /// What the prompt's caller said of the request (kept with it, shown to the host).
+    pub meta: MessageMeta,
+}
+
+/// The caller-minted request identity and the caller's time zone a prompt
+/// keeps (seed 003: the prompt retains "the caller-minted request identity
+/// and validated browser zone"), both checked where they enter.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MessageMeta {
+    pub request_id: Option<String>,
+    /// An IANA zone (`Europe/Paris`), validated by the host environment.
+    pub time_zone: Option<String>,
 }

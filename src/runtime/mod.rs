@@ -62,7 +62,7 @@ pub use budget::BudgetState;
 pub use deliver::{source_value, Held, InterruptReceipt};
 
 pub use lifecycle::WaitEnd;
-pub use member::{Agent, Delivery, InboxMessage, MessageSource, Scheduling, SteerInbox};
+pub use member::{Agent, Delivery, InboxMessage, MessageMeta, MessageSource, Scheduling, SteerInbox};
 pub use recovery::LOST_TURN;
 pub use start::{Activation, ActivationSpec};
 

@@ -552,6 +552,7 @@ impl Runtime {
             source: MessageSource::User,
             content: admission.prompt.clone(),
             scheduling: Scheduling::Queue,
+            meta: Default::default(),
         };
         let start = Value::object([
             ("version", Some(Value::from(1u64))),

@@ -30,8 +30,8 @@ use crate::core::limits::MAX_TREE_DEPTH;
 use crate::core::store::Store;
 use crate::runtime::stream::{BUFFER_BYTES_RANGE, DEFAULT_BUFFER_BYTES, EVENT_TYPES};
 use crate::runtime::{
-    ActivationSpec, Agent, Delivery, InterruptAuthority, Recovery, RootSettings, Runtime, RuntimeEvent, RuntimeOptions,
-    Scheduling,
+    ActivationSpec, Agent, Delivery, InterruptAuthority, MessageMeta, Recovery, RootSettings, Runtime, RuntimeEvent,
+    RuntimeOptions, Scheduling,
 };
 use js_sys::{Array, Function, Object, Promise};
 use std::rc::Rc;
@@ -398,13 +398,17 @@ impl JsRuntime {
         #[wasm_bindgen(unchecked_param_type = "string | ContentBlock[]")] content: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "PromptOptions")] options: Option<JsValue>,
     ) -> Promise {
-        let (root, target, content, scheduling, link) = match self.prompt_args(&root, &target, &content, options) {
+        let (root, target, content, scheduling, meta, link) = match self.prompt_args(&root, &target, &content, options)
+        {
             Ok(p) => p,
             Err(e) => return reject(e),
         };
         let rt = self.rt.clone();
         future_to_promise(async move {
-            let id = rt.prompt(&root, &target, content, scheduling, link.signal()).await.map_err(|e| link.error(e))?;
+            let id = rt
+                .prompt_meta(&root, &target, content, scheduling, meta, link.signal())
+                .await
+                .map_err(|e| link.error(e))?;
             Ok(JsValue::from_str(&id))
         })
     }
@@ -419,14 +423,17 @@ impl JsRuntime {
         #[wasm_bindgen(unchecked_param_type = "string | ContentBlock[]")] content: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "PromptOptions")] options: Option<JsValue>,
     ) -> Promise {
-        let (root, target, content, scheduling, link) = match self.prompt_args(&root, &target, &content, options) {
+        let (root, target, content, scheduling, meta, link) = match self.prompt_args(&root, &target, &content, options)
+        {
             Ok(p) => p,
             Err(e) => return reject(e),
         };
         let rt = self.rt.clone();
         future_to_promise(async move {
-            let (id, answer) =
-                rt.ask(&root, &target, content, scheduling, link.signal()).await.map_err(|e| link.error(e))?;
+            let (id, answer) = rt
+                .ask_meta(&root, &target, content, scheduling, meta, link.signal())
+                .await
+                .map_err(|e| link.error(e))?;
             let answer =
                 quiet(&future_to_promise(async move { answer.await.map(|r| result_to_js(&r)).map_err(to_js) }));
             let obj = Object::new();
@@ -442,7 +449,7 @@ impl JsRuntime {
         target: &JsValue,
         content: &JsValue,
         options: Option<JsValue>,
-    ) -> Result<(Agent, String, Value, Scheduling, Link)> {
+    ) -> Result<(Agent, String, Value, Scheduling, MessageMeta, Link)> {
         let root = self.agent(root, "root")?;
         let target = id_arg(target, "target")?;
         let max = self.rt.options().limits.message_bytes;
@@ -459,8 +466,21 @@ impl JsRuntime {
                     )))
                 }
             };
+        let text = |key: &str| -> Result<Option<String>> {
+            options.as_ref().map(|o| opt_string(o, key, "options")).transpose().map(Option::flatten)
+        };
+        let request_id = text("requestId")?;
+        if let Some(id) = &request_id {
+            if id.is_empty() || id.len() > 256 {
+                return Err(invalid(format!("options.requestId must be 1-256 bytes, not {}", id.len())));
+            }
+        }
+        let time_zone = text("timeZone")?;
+        if let Some(zone) = &time_zone {
+            check_time_zone(zone)?;
+        }
         let link = Link::from_options(options.as_ref(), "options", true)?;
-        Ok((root, target, content, scheduling, link))
+        Ok((root, target, content, scheduling, MessageMeta { request_id, time_zone }, link))
     }
 
     /// The live handle of any continuable member of the root's tree (a cold
@@ -922,4 +942,25 @@ impl JsRuntime {
             Ok(tree.into())
         })
     }
+}
+
+/// `INVALID_ARGUMENT` unless `zone` is an IANA time zone the host knows (as
+/// `Intl.DateTimeFormat` does: `Europe/Paris`, `UTC`); the check is the JS
+/// environment's own tz data, asked without a throw reaching the wasm.
+fn check_time_zone(zone: &str) -> Result<()> {
+    let bad = || {
+        invalid(format!("options.timeZone {} is not an IANA time zone", crate::core::name::quote_truncated(zone, 64)))
+    };
+    if zone.is_empty() || zone.len() > 64 {
+        return Err(bad());
+    }
+    let intl = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("Intl")).map_err(|_| bad())?;
+    let ctor = js_sys::Reflect::get(&intl, &JsValue::from_str("DateTimeFormat"))
+        .ok()
+        .and_then(|c| c.dyn_into::<Function>().ok())
+        .ok_or_else(bad)?;
+    let options = Object::new();
+    set(&options, "timeZone", &JsValue::from_str(zone));
+    let args = Array::of2(&JsValue::from_str("en-US"), &options);
+    js_sys::Reflect::construct(&ctor, &args).map(|_| ()).map_err(|_| bad())
 }

@@ -16,6 +16,12 @@ pub(super) fn message_to_js(m: &InboxMessage) -> JsValue {
     set(&obj, "id", &JsValue::from_str(&m.id));
     set(&obj, "source", &value_to_js(&source_value(&m.source)));
     set(&obj, "content", &value_to_js(&m.content));
+    if let Some(id) = &m.meta.request_id {
+        set(&obj, "requestId", &JsValue::from_str(id));
+    }
+    if let Some(zone) = &m.meta.time_zone {
+        set(&obj, "timeZone", &JsValue::from_str(zone));
+    }
     set(&obj, "delivery", &(if m.scheduling == Scheduling::Steer { "steer" } else { "queue" }).into());
     set(&obj, "text", &JsValue::from_str(&crate::runtime::text::render_input(m)));
     obj.into()

@@ -227,6 +227,9 @@ export interface InboxMessage {
   delivery: 'queue' | 'steer';
   /** Model-ready text: agents' messages framed as data, naming the sender by full name. */
   text: string;
+  /** A prompt's `requestId` and `timeZone`, as its caller gave them. */
+  requestId?: string;
+  timeZone?: string;
 }
 
 /** What a tool call resolves to; refusals are `isError` results, never exceptions. */
@@ -484,6 +487,10 @@ export interface ActivationSpec {
 export interface PromptOptions {
   delivery?: 'queue' | 'steer';
   signal?: AbortSignalLike;
+  /** The caller's own id for this request (1-256 bytes): kept on the accepted message, shown to the host. */
+  requestId?: string;
+  /** The caller's IANA time zone (`Europe/Paris`; anything `Intl.DateTimeFormat` refuses is `INVALID_ARGUMENT`): kept and shown likewise. */
+  timeZone?: string;
 }
 
 /**
