@@ -875,20 +875,24 @@ pub fn unknown_agent_with(text: &str, names: &[String]) -> SubagentError {
 /// inputTokens? usage takes ..."); `Ok` for anything that is not an object.
 pub fn check_fields(value: &crate::core::json::Value, known: &[&str], what: &str) -> Result<()> {
     let Some(fields) = value.as_object() else { return Ok(()) };
-    let Some((key, _)) = fields.iter().find(|(k, _)| !known.contains(&k.as_str())) else { return Ok(()) };
+    match fields.iter().find(|(k, _)| !known.contains(&k.as_str())) {
+        Some((key, _)) => Err(unknown_key(what, "has an unknown field", key, known)),
+        None => Ok(()),
+    }
+}
+
+/// `INVALID_ARGUMENT` for `key`, which `what` does not take: "{what} {says}
+/// \"key\"; did you mean X? {what} takes a, b" (the hint when one is close).
+pub fn unknown_key(what: &str, says: &str, key: &str, known: &[&str]) -> SubagentError {
     let names: Vec<String> = known.iter().map(|k| (*k).to_owned()).collect();
     let hint = match closest(key, &names).first() {
         Some(close) => format!("did you mean {close}? "),
         None => String::new(),
     };
-    Err(SubagentError::new(
+    SubagentError::new(
         ErrorCode::InvalidArgument,
-        format!(
-            "{what} has an unknown field {}; {hint}{what} takes {}",
-            name::quote_truncated(key, 40),
-            known.join(", ")
-        ),
-    ))
+        format!("{what} {says} {}; {hint}{what} takes {}", name::quote_truncated(key, 40), known.join(", ")),
+    )
 }
 
 /// Up to three names closest to `text` (by edit distance, or sharing its last segment).

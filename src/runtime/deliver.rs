@@ -110,7 +110,7 @@ impl Runtime {
         scheduling: Scheduling,
         signal: &Signal,
     ) -> Result<String> {
-        self.prompt_with(root, target, content, scheduling, MessageMeta::default(), signal, None).await
+        self.prompt_meta(root, target, content, scheduling, MessageMeta::default(), signal).await
     }
 
     /// [`Runtime::prompt`] with the request's identity and time zone kept on the message.

@@ -35,8 +35,13 @@ impl Preset {
     /// the member does not have (a provider not registered, a depth reached)
     /// are simply absent.
     pub fn keeps(&self, name: &str) -> bool {
-        self.only.as_ref().is_none_or(|only| only.iter().any(|n| n == name)) && !self.except.iter().any(|n| n == name)
+        keeps(self.only.as_deref(), &self.except, name)
     }
+}
+
+/// Whether a choice of tools keeps `name`: in `only` (when set), and not in `except`.
+pub fn keeps(only: Option<&[String]>, except: &[String], name: &str) -> bool {
+    only.is_none_or(|only| only.iter().any(|n| n == name)) && !except.iter().any(|n| n == name)
 }
 
 /// A runtime's presets by id, in id order (listed in that order). A short

@@ -141,10 +141,7 @@ impl Toolset {
                 ));
             }
         }
-        let keep = |name: &str| {
-            choice.only.as_ref().is_none_or(|only| only.iter().any(|n| n == name))
-                && !choice.except.iter().any(|n| n == name)
-        };
+        let keep = |name: &str| crate::runtime::presets::keeps(choice.only.as_deref(), &choice.except, name);
         self.specs.retain(|s| keep(&s.name));
         self.delegates.retain(|(n, _)| keep(n));
         Ok(self)
@@ -354,35 +351,10 @@ impl Toolset {
         let rows = self.runtime.list_descendants(self.agent.session_id(), signal).await?;
         let mut lines = Vec::new();
         let mut out = Vec::new();
-        // The root's reachable continuable descendants (seed 003): external runs
-        // cannot be messaged, so they are not listed; diagnostics still are.
-        let listed = |r: &&LiveRow| match &r.row {
-            Row::Child(c) => c.mode != crate::core::catalog::Mode::External,
-            Row::Diagnostic(_) => true,
-        };
-        for entry in rows.iter().filter(listed).filter(|r| descendants || r.row.depth() == 1) {
+        for entry in rows.iter().filter(addressable).filter(|r| descendants || r.row.depth() == 1) {
             let (name, parent) = (self.full_name(&entry.row), self.parent_name(&entry.row, &rows));
-            let (status, description, diagnostic) = match &entry.row {
-                Row::Child(c) => {
-                    (if entry.live.running { "running" } else { "inactive" }, c.label.clone().unwrap_or_default(), None)
-                }
-                Row::Diagnostic(d) => ("unavailable", String::new(), Some(d.reason.as_str())),
-            };
+            let Described { status, description, diagnostic, tokens, detail } = describe(entry);
             let indent = if descendants { "  ".repeat(entry.row.depth() as usize - 1) } else { String::new() };
-            // What its whole subtree spent, in input plus output tokens.
-            let tokens = entry.live.usage.subtree.usage.tokens();
-            let spent = match tokens {
-                0 => String::new(),
-                n => format!("; {n} tokens{}", if entry.live.usage.subtree.complete { "" } else { " or more" }),
-            };
-            let left =
-                entry.live.budget.map_or_else(String::new, |b| format!("; budget left: {}", b.remaining.describe()));
-            let preset = entry.live.turns.preset.as_deref().map_or_else(String::new, |p| format!("; preset {p}"));
-            let detail = match diagnostic {
-                Some(reason) => format!("cannot be shown ({reason})"),
-                None if description.is_empty() => format!("{status}{preset}{spent}{left}"),
-                None => format!("{status}: {description}{preset}{spent}{left}"),
-            };
             lines.push(format!("{indent}- {name} ({detail})"));
             let mut row = vec![
                 ("name", Some(Value::from(name.as_str()))),
@@ -426,18 +398,12 @@ impl Toolset {
         let root_id = self.agent.root_id().to_owned();
         let (root, rows) = self.runtime.list_tree(&root_id, signal).await?;
         let me = self.agent.session_id();
-        let activity = |live: &crate::runtime::Live| if live.running { "running" } else { "inactive" };
         let you = |id: &str| if id == me { " <- you" } else { "" };
-        let tokens = |live: &crate::runtime::Live| {
-            let n = live.usage.subtree.usage.tokens();
-            let more = if live.usage.subtree.complete { "" } else { " or more" };
-            (n, if n == 0 { String::new() } else { format!("; {n} tokens{more}") })
-        };
-        let (root_tokens, root_spent) = tokens(&root);
-        let mut lines = vec![format!("- {LEAD} (root; {}{root_spent}){}", activity(&root), you(&root_id))];
+        let (root_status, root_tokens) = (activity(&root), root.usage.subtree.usage.tokens());
+        let mut lines = vec![format!("- {LEAD} (root; {root_status}{}){}", spent(&root), you(&root_id))];
         let mut out = vec![Value::object([
             ("name", Some(Value::from(LEAD))),
-            ("status", Some(Value::from(activity(&root)))),
+            ("status", Some(Value::from(root_status))),
             ("sessionId", Some(Value::from(root_id.as_str()))),
             ("depth", Some(Value::from(0u64))),
             ("tokens", Some(Value::from(root_tokens))),
@@ -445,36 +411,17 @@ impl Toolset {
         ])];
         let names: crate::core::hash::HashMap<&str, String> =
             rows.iter().map(|r| (r.row.id(), tree_name(&r.row))).collect();
-        // External runs cannot be messaged: not listed; diagnostics still are.
-        let listed = rows.iter().filter(|r| match &r.row {
-            Row::Child(c) => c.mode != crate::core::catalog::Mode::External,
-            Row::Diagnostic(_) => true,
-        });
         let mut more = 0usize;
-        for entry in listed {
+        for entry in rows.iter().filter(addressable) {
             let name = tree_name(&entry.row);
             let parent = if entry.row.parent_id() == root_id {
                 LEAD.to_owned()
             } else {
                 names.get(entry.row.parent_id()).cloned().unwrap_or_else(|| entry.row.parent_id().to_owned())
             };
-            let (n, spent) = tokens(&entry.live);
-            let (status, description, diagnostic) = match &entry.row {
-                Row::Child(c) => (activity(&entry.live), c.label.clone().unwrap_or_default(), None),
-                Row::Diagnostic(d) => ("unavailable", String::new(), Some(d.reason.as_str())),
-            };
+            let Described { status, description, diagnostic, tokens, detail } = describe(entry);
             if lines.len() <= MAX_TREE_LINES {
                 let indent = "  ".repeat(entry.row.depth() as usize);
-                let left = entry
-                    .live
-                    .budget
-                    .map_or_else(String::new, |b| format!("; budget left: {}", b.remaining.describe()));
-                let preset = entry.live.turns.preset.as_deref().map_or_else(String::new, |p| format!("; preset {p}"));
-                let detail = match diagnostic {
-                    Some(reason) => format!("cannot be shown ({reason})"),
-                    None if description.is_empty() => format!("{status}{preset}{spent}{left}"),
-                    None => format!("{status}: {description}{preset}{spent}{left}"),
-                };
                 lines.push(format!("{indent}- {name} ({detail}){}", you(entry.row.id())));
             } else {
                 more += 1;
@@ -486,7 +433,7 @@ impl Toolset {
                 ("sessionId", Some(Value::from(entry.row.id()))),
                 ("parent", Some(Value::from(parent))),
                 ("depth", Some(Value::from(entry.row.depth() as u64))),
-                ("tokens", Some(Value::from(n))),
+                ("tokens", Some(Value::from(tokens))),
                 ("you", Some(Value::Bool(entry.row.id() == me))),
                 ("preset", entry.live.turns.preset.as_deref().map(Value::from)),
                 ("budget", entry.live.budget.as_ref().map(crate::runtime::BudgetState::to_value)),
@@ -677,6 +624,60 @@ struct Resolved {
     id: String,
     name: String,
     in_tree: bool,
+}
+
+/// Listed by `list_agents`: the root's reachable continuable members
+/// (seed 003). External runs cannot be messaged; diagnostics still show.
+fn addressable(r: &&LiveRow) -> bool {
+    match &r.row {
+        Row::Child(c) => c.mode != crate::core::catalog::Mode::External,
+        Row::Diagnostic(_) => true,
+    }
+}
+
+/// `running` or `inactive`: neither says whether a task is done.
+fn activity(live: &crate::runtime::Live) -> &'static str {
+    if live.running {
+        "running"
+    } else {
+        "inactive"
+    }
+}
+
+/// `; N tokens` its whole subtree spent (input plus output), when it spent any.
+fn spent(live: &crate::runtime::Live) -> String {
+    match live.usage.subtree.usage.tokens() {
+        0 => String::new(),
+        n => format!("; {n} tokens{}", if live.usage.subtree.complete { "" } else { " or more" }),
+    }
+}
+
+/// What `list_agents` says of one member, in a line and in its row.
+struct Described<'a> {
+    status: &'static str,
+    description: String,
+    diagnostic: Option<&'a str>,
+    /// Its subtree's input plus output tokens.
+    tokens: u64,
+    /// The line's parenthesis: status, label, preset, tokens, budget left.
+    detail: String,
+}
+
+fn describe(entry: &LiveRow) -> Described<'_> {
+    let live = &entry.live;
+    let (status, description, diagnostic) = match &entry.row {
+        Row::Child(c) => (activity(live), c.label.clone().unwrap_or_default(), None),
+        Row::Diagnostic(d) => ("unavailable", String::new(), Some(d.reason.as_str())),
+    };
+    let left = live.budget.map_or_else(String::new, |b| format!("; budget left: {}", b.remaining.describe()));
+    let preset = live.turns.preset.as_deref().map_or_else(String::new, |p| format!("; preset {p}"));
+    let spent = spent(live);
+    let detail = match diagnostic {
+        Some(reason) => format!("cannot be shown ({reason})"),
+        None if description.is_empty() => format!("{status}{preset}{spent}{left}"),
+        None => format!("{status}: {description}{preset}{spent}{left}"),
+    };
+    Described { status, description, diagnostic, tokens: live.usage.subtree.usage.tokens(), detail }
 }
 
 /// A row's full name from the root (its Session id below an unnamed creator, or for a diagnostic).

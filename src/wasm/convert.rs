@@ -319,19 +319,9 @@ pub fn known_keys(obj: &JsValue, known: &[&str], what: &str) -> Result<()> {
     // Keys are distinct: of one more than there are known keys, one is unknown.
     for key in keys.iter().filter(|k| !k.is_symbol()).take(known.len() + 1) {
         let key = key.as_string().unwrap_or_default();
-        if known.contains(&key.as_str()) {
-            continue;
+        if !known.contains(&key.as_str()) {
+            return Err(crate::core::listing::unknown_key(what, "has no option", &key, known));
         }
-        let names: Vec<String> = known.iter().map(|k| (*k).to_owned()).collect();
-        let hint = match crate::core::listing::closest(&key, &names).first() {
-            Some(close) => format!("did you mean {close}? "),
-            None => String::new(),
-        };
-        return Err(invalid(format!(
-            "{what} has no option {}; {hint}{what} takes {}",
-            crate::core::name::quote_truncated(&key, 40),
-            known.join(", ")
-        )));
     }
     Ok(())
 }

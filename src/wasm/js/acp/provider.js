@@ -245,7 +245,7 @@ class AcpRun {
   }
 
   async #drive() {
-    const { config, request } = { config: this.#config, request: this.#request };
+    const [config, request] = [this.#config, this.#request];
     const who = `the ${config.name} agent`;
     let cwd;
     try {
