@@ -8,7 +8,9 @@
 //! Options: `--seeds N`, `--from S` (first seed), `--seed S` (just one),
 //! `--ops N` (operations per runtime), `--epochs N` (runtimes per seed at
 //! most), `--verbose`, `--determinism N` (run the first N seeds twice and
-//! compare their digests). Exits non-zero when a seed breaks an invariant,
+//! compare their digests), `--per-seed FILE` (one line per seed: its
+//! operations, faults and log digest, so a change that must not alter
+//! behaviour can be diffed seed by seed). Exits non-zero when a seed breaks an invariant,
 //! printing the one command that replays it.
 
 use std::cell::Cell;
@@ -58,7 +60,17 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let (mut seeds, mut from, mut only, mut determinism) = (10_000u64, 0u64, None, 0u64);
     let mut config = Config::default();
+    let mut per_seed: Option<std::io::BufWriter<std::fs::File>> = None;
     while let Some(arg) = args.next() {
+        if arg == "--per-seed" {
+            let path = args.next().unwrap_or_else(|| usage(&arg));
+            let file = std::fs::File::create(&path).unwrap_or_else(|e| {
+                eprintln!("[sim] cannot write {path}: {e}");
+                std::process::exit(64)
+            });
+            per_seed = Some(std::io::BufWriter::new(file));
+            continue;
+        }
         let mut value = || args.next().and_then(|v| v.parse::<u64>().ok()).unwrap_or_else(|| usage(&arg));
         match arg.as_str() {
             "--seeds" => seeds = value(),
@@ -109,6 +121,14 @@ fn main() {
             }
         }
         FINISHED.fetch_add(1, Ordering::Relaxed);
+        if let Some(out) = per_seed.as_mut() {
+            use std::io::Write;
+            let line = format!("{seed} ops {:?} faults {:?} digest {:x}", report.ops, report.faults, report.digest);
+            if let Err(e) = writeln!(out, "{line}") {
+                eprintln!("[sim] cannot write the per-seed file: {e}");
+                std::process::exit(64);
+            }
+        }
         epochs += report.epochs as u64;
         for (k, v) in &report.ops {
             *ops.entry(k).or_default() += v;
@@ -122,6 +142,13 @@ fn main() {
         }
     }
     CURRENT.with(|c| c.set(None));
+    if let Some(mut out) = per_seed.take() {
+        use std::io::Write;
+        if let Err(e) = out.flush() {
+            eprintln!("[sim] cannot write the per-seed file: {e}");
+            std::process::exit(64);
+        }
+    }
     let elapsed = started.elapsed();
 
     // Issued operations, apart from outcomes (`ok.*`) and lifecycle events (`event.*`).
@@ -158,7 +185,7 @@ fn main() {
 
 fn usage(arg: &str) -> ! {
     eprintln!(
-        "sim: bad argument {arg:?}; options: --seeds N --from S --seed S --ops N --epochs N --determinism N --verbose"
+        "sim: bad argument {arg:?}; options: --seeds N --from S --seed S --ops N --epochs N --determinism N --verbose --per-seed FILE"
     );
     std::process::exit(64);
 }

@@ -306,8 +306,8 @@ pub struct Ledger {
     audits: Vec<Audit>,
     next_audit: u64,
     /// A turn waits for room ([`Gate::Wait`]): the next end of a reserved
-    /// turn looks for it (the driver sets and takes this).
-    pub waiting: bool,
+    /// turn looks for it ([`Ledger::wait_for_room`], [`Ledger::take_waiting`]).
+    waiting: bool,
 }
 
 /// Where a spending is recorded: its event's session and seq (`None` when
@@ -447,6 +447,17 @@ impl Ledger {
         for audit in self.audits.iter_mut().filter(|a| chain.contains(&a.owner.as_str())) {
             audit.counted.push((record.map(|(s, seq)| (s.to_owned(), seq)), *spent));
         }
+    }
+
+    /// A turn waits for room ([`Gate::Wait`]).
+    pub fn wait_for_room(&mut self) {
+        self.waiting = true;
+    }
+
+    /// Whether a turn waited for room, now taken (the end of a reserved turn
+    /// kicks the members that wait once).
+    pub fn take_waiting(&mut self) -> bool {
+        std::mem::take(&mut self.waiting)
     }
 
     /// Begins setting `owner`'s budget from a read of its subtree's logs:

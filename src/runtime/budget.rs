@@ -7,6 +7,7 @@
 //! spent so far. From then on the ledger counts in memory: each turn's end,
 //! lost turn, external run and published child, as the logs record them.
 
+use super::machine::Tree;
 use super::member::{Member, Phase};
 use super::{Agent, Runtime};
 use crate::core::budget::{self, Budget, Budgets, Gate, Ledger, Spent};
@@ -139,31 +140,20 @@ impl Runtime {
 
     /// Whether `member`'s next turn may run under its budgets.
     pub(crate) fn budget_gate(&self, member: &Member) -> Gate {
-        let st = self.0.state.borrow();
-        match st.trees.get(&member.root_id) {
-            Some(tree) if !tree.budgets.is_empty() => tree.budgets.gate(&chain_of(member)),
-            _ => Gate::Free,
-        }
+        self.0.state.borrow().trees.get(&member.root_id).map_or(Gate::Free, |t| t.gate(&chain_of(member)))
     }
 
-    /// Runs `f` on the ledger of `member`'s tree, when the tree is open.
-    pub(crate) fn with_ledger<T>(&self, root_id: &str, f: impl FnOnce(&mut Ledger) -> T) -> Option<T> {
-        self.0.state.borrow_mut().trees.get_mut(root_id).map(|t| f(&mut t.budgets))
-    }
-
-    /// [`Runtime::with_ledger`], only when the tree has something to count.
-    fn with_budgets<T>(&self, root_id: &str, f: impl FnOnce(&mut Ledger) -> T) -> Option<T> {
-        let mut st = self.0.state.borrow_mut();
-        st.trees.get_mut(root_id).filter(|t| !t.budgets.is_empty()).map(|t| f(&mut t.budgets))
+    /// Runs one transition of `root_id`'s tree, when the tree is open.
+    pub(crate) fn with_tree<T>(&self, root_id: &str, f: impl FnOnce(&mut Tree) -> T) -> Option<T> {
+        self.0.state.borrow_mut().trees.get_mut(root_id).map(f)
     }
 
     /// Turn `turn_id` of `member` ended having spent `spent`: the budgets on
     /// its chain count it, and turns that waited for room are kicked.
     pub(crate) fn turn_spent(&self, member: &Member, turn_id: u64, spent: &Spent, record: Option<u64>) {
         let record = record.map(|seq| (member.id.as_str(), seq));
-        let ended =
-            |l: &mut Ledger| l.end_turn(turn_id, &chain_of(member), spent, record) && std::mem::take(&mut l.waiting);
-        if self.with_budgets(&member.root_id, ended).unwrap_or(false) {
+        let ended = |t: &mut Tree| t.turn_spent(turn_id, &chain_of(member), spent, record);
+        if self.with_tree(&member.root_id, ended).unwrap_or(false) {
             let waiting: Vec<Rc<Member>> = {
                 let st = self.0.state.borrow();
                 st.tree_members(&member.root_id)
@@ -179,7 +169,7 @@ impl Runtime {
 
     /// Spending outside a turn (an external run's), recorded at `record`.
     pub(crate) fn add_spent(&self, member: &Member, spent: &Spent, record: budget::Record<'_>) {
-        self.with_budgets(&member.root_id, |l| l.add(&chain_of(member), spent, record));
+        self.with_tree(&member.root_id, |t| t.add_spent(&chain_of(member), spent, record));
     }
 
     /// The full name of budget owner `owner` on `member`'s chain, as errors show it.
@@ -204,7 +194,7 @@ impl Runtime {
     /// `BUDGET_EXHAUSTED` when a budget on `member`'s chain is spent (a
     /// message to it, or a start under it, with `spawning`).
     pub(crate) fn check_budget(&self, member: &Member, spawning: bool, what: impl FnOnce() -> String) -> Result<()> {
-        let spent = self.with_budgets(&member.root_id, |l| l.exhausted(&chain_of(member), spawning)).flatten();
+        let spent = self.with_tree(&member.root_id, |t| t.exhausted(&chain_of(member), spawning)).flatten();
         match spent {
             Some(spent) => Err(spent.error(&self.owner_name(member, &spent.owner), &what())),
             None => Ok(()),
@@ -229,9 +219,9 @@ impl Runtime {
         let id = self.resolve_in_tree(&root_id, target, signal).await?;
         // What is counted while the logs are read (and the budget written) is
         // kept with its record: added once the read shows it missed it.
-        let token = self.with_ledger(&root_id, |l| l.begin_audit(&id));
+        let token = self.with_tree(&root_id, |t| t.begin_audit(&id));
         let prepared = self.prepare_budget(root, &id, target, budget, signal).await;
-        let counted = token.and_then(|t| self.with_ledger(&root_id, |l| l.end_audit(t))).unwrap_or_default();
+        let counted = token.and_then(|token| self.with_tree(&root_id, |t| t.end_audit(token))).unwrap_or_default();
         let (effective, mut spent, rows, logs) = prepared?;
         for (record, s) in counted {
             let seen = record.is_some_and(|(session, seq)| {
@@ -241,10 +231,7 @@ impl Runtime {
                 spent.add(&s);
             }
         }
-        self.with_ledger(&root_id, |l| match &effective {
-            Some(b) => l.set(&id, *b, spent),
-            None => l.clear(&id),
-        });
+        self.with_tree(&root_id, |t| t.set_budget(&id, effective, spent));
         self.wake_exhausted(&root_id, &rows, &logs, signal).await;
         Ok(effective.map(|set| BudgetState { set, remaining: budget::remaining(&set, &spent) }))
     }
@@ -285,7 +272,7 @@ impl Runtime {
         }
         let spent = subtree_spent(root_id, &rows, &logs, |m| !self.turn_in_flight(m))(id).unwrap_or_default();
         let effective = budget.map(|b| {
-            let room = self.with_ledger(root_id, |l| l.remaining(&creators)).unwrap_or_default();
+            let room = self.with_tree(root_id, |t| t.remaining(&creators)).unwrap_or_default();
             b.clamp(&room)
         });
         if effective.is_some_and(|b| budget::Dimension::ALL.iter().any(|&d| b.get(d) == Some(0))) {
@@ -311,7 +298,7 @@ impl Runtime {
             parent = rows[p].parent_id();
         }
         chain.push(root_id);
-        self.with_budgets(root_id, |l| l.exhausted(&chain, false)).flatten().is_none()
+        self.with_tree(root_id, |t| t.exhausted(&chain, false)).flatten().is_none()
     }
 
     /// After a budget changed: resident members parked by a spent budget

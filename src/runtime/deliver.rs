@@ -7,7 +7,7 @@
 //! from its log under its tree root, rebuilding its full name from the
 //! catalogs along its creation chain; its creators may stay offline.
 
-use super::machine::{Life, Refusal};
+use super::machine::{Life, Refusal, Tree};
 use super::member::{self, InboxMessage, Kind, Member, MessageMeta, MessageSource, Phase, Scheduling, Settlement};
 use super::{Agent, InterruptAuthority, Runtime, RuntimeEvent};
 use crate::core::catalog::Mode;
@@ -189,7 +189,7 @@ impl Runtime {
         };
         let member = &held.member;
         // A drain in progress stops every member, held or not: no hold is promised (sim seed 8438).
-        let draining = self.0.state.borrow().trees.get(&root.0.root_id).is_some_and(|t| t.draining);
+        let draining = self.0.state.borrow().trees.get(&root.0.root_id).is_some_and(Tree::is_draining);
         if draining && !member.is_root() {
             return Err(crate::err!(Draining, "this tree is draining and holds no members"));
         }
@@ -600,7 +600,7 @@ impl Runtime {
                         .trees
                         .get_mut(root_id)
                         .ok_or_else(|| crate::err!(ParentUnavailable, "the tree root is not open"))?;
-                    if tree.draining {
+                    if tree.is_draining() {
                         return Err(crate::err!(Draining, "this tree is draining and resumes no members"));
                     }
                     if tree.full(self.0.options.capacity) {
@@ -681,7 +681,7 @@ impl Runtime {
 
     fn check_tree_open(&self, root_id: &str) -> Result<()> {
         match self.0.state.borrow().trees.get(root_id) {
-            Some(t) if t.draining => Err(crate::err!(Draining, "this tree is draining and resumes no members")),
+            Some(t) if t.is_draining() => Err(crate::err!(Draining, "this tree is draining and resumes no members")),
             Some(_) => Ok(()),
             None => {
                 Err(crate::err!(ParentUnavailable, "the tree root {root_id} is not open", root_id = Quoted(root_id)))

@@ -44,7 +44,7 @@ impl Runtime {
                 if gate == Gate::Wait {
                     // The next end of a reserved turn kicks the members that wait;
                     // meanwhile a turn waiting for a quiet tree may find it quiet now.
-                    self.with_ledger(&member.root_id, |l| l.waiting = true);
+                    self.with_tree(&member.root_id, Tree::wait_for_room);
                     self.wake_quiet_waiter(&member.root_id);
                 }
                 return;
@@ -54,7 +54,7 @@ impl Runtime {
         let budget = match gate {
             Gate::Open(allowance) => {
                 let chain = super::budget::chain_of(member);
-                self.with_ledger(&member.root_id, |l| l.reserve_turn(plan.id, &chain, &allowance));
+                self.with_tree(&member.root_id, |t| t.reserve_turn(plan.id, &chain, &allowance));
                 Some(allowance)
             }
             _ => None,
@@ -216,7 +216,7 @@ impl Runtime {
         // Nothing of this residency writes once it has left (a drained tree may
         // be reopened at once): acceptances and a lost turn's record land first.
         while member.state.borrow().writes > 0 {
-            let changed = self.0.state.borrow().trees.get(&member.root_id).map(|t| t.changed.clone());
+            let changed = self.0.state.borrow().trees.get(&member.root_id).map(Tree::changed);
             match changed {
                 Some(changed) => changed.wait().await,
                 None => break,
@@ -257,7 +257,7 @@ impl Runtime {
         // nothing new to report: its creator is not told again.
         let quiet = last.is_none() && !abort;
         let result = last.unwrap_or_else(|| Ok(SubagentResult::new(stop::ABORTED)));
-        let draining = quiet || self.0.state.borrow().trees.get(&member.root_id).is_some_and(|t| t.draining);
+        let draining = quiet || self.0.state.borrow().trees.get(&member.root_id).is_some_and(Tree::is_draining);
         if let (Some(parent), Ok(r), super::Delivery::Parent, false) =
             (&creator, &result, settlement.delivery, draining)
         {
@@ -345,7 +345,7 @@ impl Runtime {
                 // A start under it that passed its last check still publishes (its
                 // child is then owned, and closed here): wait for those.
                 let starting = self.0.state.borrow().reservations.get(&member.id).is_some_and(|r| !r.is_empty());
-                let changed = self.0.state.borrow().trees.get(&member.root_id).map(|t| t.changed.clone());
+                let changed = self.0.state.borrow().trees.get(&member.root_id).map(Tree::changed);
                 match (starting, changed) {
                     (true, Some(changed)) => {
                         changed.wait().await;
@@ -415,7 +415,7 @@ impl Runtime {
     pub(crate) async fn drain_trees(&self, roots: &[String]) -> Result<()> {
         for root in roots {
             if let Some(tree) = self.0.state.borrow_mut().trees.get_mut(root.as_str()) {
-                tree.draining = true;
+                tree.drain();
             }
         }
         let mut failures: Vec<SubagentError> = Vec::new();
@@ -424,12 +424,12 @@ impl Runtime {
             loop {
                 let mut members: Vec<Rc<Member>> =
                     self.0.state.borrow().tree_members(root).filter(|m| !m.is_root()).cloned().collect();
-                let reserved = self.0.state.borrow().trees.get(root).map_or(0, |t| t.reserved);
+                let reserved = self.0.state.borrow().trees.get(root).map_or(0, Tree::reserved);
                 if members.is_empty() && reserved == 0 {
                     break;
                 }
                 if members.is_empty() {
-                    let changed = self.0.state.borrow().trees.get(root).map(|t| t.changed.clone());
+                    let changed = self.0.state.borrow().trees.get(root).map(Tree::changed);
                     if let Some(changed) = changed {
                         changed.wait().await;
                     }
@@ -489,8 +489,8 @@ impl Runtime {
     fn unquiet(&self, root_id: &str, waiters: bool) -> Option<Deferred<()>> {
         let st = self.0.state.borrow();
         let tree = st.trees.get(root_id)?;
-        let quiet = tree.reserved == 0
-            && !tree.recovering
+        let quiet = tree.reserved() == 0
+            && !tree.is_recovering()
             && !working(&st, tree, root_id, &|m| {
                 let s = m.state.borrow();
                 s.writes > 0
@@ -502,7 +502,7 @@ impl Runtime {
                         None => m.is_busy(),
                     }
             });
-        (!quiet).then(|| tree.changed.clone())
+        (!quiet).then(|| tree.changed())
     }
 
     /// Blocks turn `turn_id` of `agent` until a steered message waits to be
@@ -519,10 +519,7 @@ impl Runtime {
         let member = agent.0.clone();
         let signal = member.state.borrow().turn.as_ref().filter(|t| t.id == turn_id).map(|t| t.signal.clone());
         let Some(signal) = signal else { return WaitEnd::Ended };
-        let ticket = self.0.state.borrow_mut().trees.get_mut(&member.root_id).map_or(0, |t| {
-            t.next_ticket += 1;
-            t.next_ticket
-        });
+        let ticket = self.with_tree(&member.root_id, Tree::mint_ticket).unwrap_or(0);
         {
             let mut s = member.state.borrow_mut();
             s.waiting = Some(if steer { Wait::Steer } else { Wait::Interrupt });
@@ -547,7 +544,7 @@ impl Runtime {
         // Left the line without being woken for a quiet moment (steered, aborted).
         if in_line {
             if let Some(tree) = self.0.state.borrow_mut().trees.get_mut(&member.root_id) {
-                tree.quiet_waiters.retain(|&(_, t)| t != ticket);
+                tree.leave_line(ticket);
             }
         }
     }
@@ -584,14 +581,7 @@ impl Runtime {
             let in_line = member.state.borrow_mut().waiter.replace((ticket, wake.clone())).is_some();
             if !in_line {
                 // New in line at the back; woken for a quiet moment that passed: first again.
-                if let Some(tree) = self.0.state.borrow_mut().trees.get_mut(root) {
-                    let entry = (member.id.clone(), ticket);
-                    if first {
-                        tree.quiet_waiters.push_back(entry);
-                    } else {
-                        tree.quiet_waiters.push_front(entry);
-                    }
-                }
+                self.with_tree(root, |t| t.line_up(&member.id, ticket, first));
             }
             first = false;
             let woken = signal.guard(async {
@@ -607,7 +597,7 @@ impl Runtime {
     /// Wakes the turn that has waited longest in [`Runtime::wait_for_input`]
     /// when the tree is quiet for it (called on every tree change).
     pub(crate) fn wake_quiet_waiter(&self, root_id: &str) {
-        let queued = self.0.state.borrow().trees.get(root_id).is_some_and(|t| !t.quiet_waiters.is_empty());
+        let queued = self.0.state.borrow().trees.get(root_id).is_some_and(Tree::has_waiters);
         if !queued || self.unquiet(root_id, true).is_some() {
             return;
         }
@@ -616,7 +606,7 @@ impl Runtime {
             let super::State { trees, members, .. } = &mut *st;
             let Some(tree) = trees.get_mut(root_id) else { return };
             loop {
-                let Some((id, ticket)) = tree.quiet_waiters.pop_front() else { break None };
+                let Some((id, ticket)) = tree.next_in_line() else { break None };
                 let Some(m) = members.get(&id) else { continue };
                 let mut s = m.state.borrow_mut();
                 if s.waiter.as_ref().is_some_and(|(t, _)| *t == ticket) {
@@ -657,8 +647,9 @@ impl Runtime {
             let (busy, changed) = {
                 let st = self.0.state.borrow();
                 let Some(tree) = st.trees.get(root.session_id()) else { return Ok(joined) };
-                let busy = tree.reserved > 0 || working(&st, tree, root.session_id(), &|m| !m.is_root() && m.is_busy());
-                (busy, tree.changed.clone())
+                let busy =
+                    tree.reserved() > 0 || working(&st, tree, root.session_id(), &|m| !m.is_root() && m.is_busy());
+                (busy, tree.changed())
             };
             if !busy {
                 return Ok(joined);
@@ -672,12 +663,12 @@ impl Runtime {
 /// Whether a resident member of `root_id`'s tree is `at_work`: the one found
 /// last time first (it is likely still at work), else any, kept as the next hint.
 fn working(st: &super::State, tree: &Tree, root_id: &str, at_work: &dyn Fn(&Member) -> bool) -> bool {
-    let hinted = tree.working.borrow().as_deref().and_then(|id| st.members.get(id));
+    let hinted = tree.working_hint().and_then(|id| st.members.get(&id));
     if hinted.is_some_and(|m| m.root_id == root_id && at_work(m)) {
         return true;
     }
     let found = st.tree_members(root_id).find(|m| at_work(m));
-    *tree.working.borrow_mut() = found.map(|m| m.id.clone());
+    tree.remember_working(found.map(|m| m.id.clone()));
     found.is_some()
 }
 

@@ -30,7 +30,7 @@
 //! | closing | [`Life::left`] | gone |
 
 use super::message::{InboxMessage, Scheduling};
-use crate::core::budget::Gate;
+use crate::core::budget::{self, Allowance, Budget, Exhausted, Gate, Ledger, Spent};
 use crate::core::exec::Deferred;
 use crate::core::result::SubagentResult;
 use crate::core::schema::OutputSchema;
@@ -412,35 +412,44 @@ impl Life {
     }
 }
 
-/// One tree's admission state: its slots and whether it still admits.
+/// One tree's admission state: its slots, whether it still admits, its
+/// budgets and the turns waiting for a quiet moment. Every field is private:
+/// a driver changes it only through the transitions below, each a row of the
+/// tree table in the module doc.
 #[derive(Default)]
 pub(crate) struct Tree {
-    pub draining: bool,
+    /// Admission closed (a drain) until the root closes.
+    draining: bool,
     /// Resident children (the root excluded).
-    pub live: usize,
+    live: usize,
     /// Admitted starts and resumes not yet resident.
-    pub reserved: usize,
+    reserved: usize,
     /// The open-time crash recovery is still reading or resuming members.
-    pub recovering: bool,
+    recovering: bool,
     /// Fired (and replaced) whenever tree work changes.
-    pub changed: Deferred<()>,
+    changed: Deferred<()>,
     /// The tree's budgets: what each owner's subtree spent and reserved.
-    pub budgets: crate::core::budget::Ledger,
+    budgets: Ledger,
     /// The member a quiet check last found at work, checked first next time:
     /// while the tree works, every waiter woken by a change finds a witness
     /// at once instead of scanning every member (n waiters over n members
     /// made each change cost n * n). Only a hint: "quiet" still scans.
-    pub working: RefCell<Option<String>>,
+    working: RefCell<Option<String>>,
     /// Turns blocked in `Runtime::wait_for_input`, longest waiting first, as
     /// (Session id, ticket): a quiet moment wakes only the first (once it
     /// goes on, its turn works again and the tree is not quiet for the
     /// rest), so a change costs one wake, not one per waiter. An entry
     /// whose member no longer waits with that ticket is dropped when reached.
-    pub quiet_waiters: VecDeque<(String, u64)>,
-    pub next_ticket: u64,
+    quiet_waiters: VecDeque<(String, u64)>,
+    next_ticket: u64,
 }
 
 impl Tree {
+    /// An open tree over the budgets its root's log keeps.
+    pub fn new(budgets: Ledger) -> Tree {
+        Tree { budgets, ..Tree::default() }
+    }
+
     /// Whether every slot is live or reserved.
     pub fn full(&self, capacity: usize) -> bool {
         self.live + self.reserved >= capacity
@@ -459,9 +468,195 @@ impl Tree {
         }
     }
 
+    /// A start admitted under the member `chain` names: a slot and one spawn
+    /// on every budget of the chain are reserved, in the synchronous step
+    /// that checked both ([`Tree::full`], [`Tree::exhausted`] with spawns).
+    pub fn admit(&mut self, chain: &[&str]) {
+        self.reserve();
+        // Cannot fail: checked in the same synchronous step.
+        let _ = self.budgets.admit_spawn(chain);
+    }
+
+    /// The start [`Tree::admit`] reserved for ended: its slot becomes live
+    /// (`committed`: the child's id) or is given back; its spawn counts when
+    /// the catalog entry committed or may have (`counted`, at `record`), and
+    /// the child's own budget, if it was given one, opens.
+    pub fn admitted(
+        &mut self,
+        chain: &[&str],
+        committed: Option<&str>,
+        counted: bool,
+        record: budget::Record<'_>,
+        budget: Option<Budget>,
+    ) {
+        self.unreserve(committed.is_some());
+        self.budgets.spawn_ended(chain, counted, record);
+        if let (Some(child), Some(budget)) = (committed, budget) {
+            self.budgets.set(child, budget, Spent::default());
+        }
+    }
+
     /// A live member left residency.
     pub fn left(&mut self) {
         self.live = self.live.saturating_sub(1);
+    }
+
+    /// Starts and resumes admitted and not yet resident.
+    pub fn reserved(&self) -> usize {
+        self.reserved
+    }
+
+    /// Closes admission until the root closes (a drain).
+    pub fn drain(&mut self) {
+        self.draining = true;
+    }
+
+    pub fn is_draining(&self) -> bool {
+        self.draining
+    }
+
+    /// The open-time recovery scan begins; the tree is not quiet until it ends.
+    pub fn begin_recovery(&mut self) {
+        self.recovering = true;
+    }
+
+    pub fn end_recovery(&mut self) {
+        self.recovering = false;
+    }
+
+    pub fn is_recovering(&self) -> bool {
+        self.recovering
+    }
+
+    /// What fires at the next change of the tree's work.
+    pub fn changed(&self) -> Deferred<()> {
+        self.changed.clone()
+    }
+
+    /// The tree's work changed: returns the wake for the driver to fire (a
+    /// new one waits for the next change).
+    pub fn take_changed(&mut self) -> Deferred<()> {
+        std::mem::take(&mut self.changed)
+    }
+
+    /// The root closed: whoever waits on the tree's work is woken once more
+    /// (and finds the tree gone).
+    pub fn close(self) {
+        self.changed.set(());
+    }
+
+    /// The tree's budgets, to read (they change only through the calls below).
+    pub fn ledger(&self) -> &Ledger {
+        &self.budgets
+    }
+
+    /// Whether the member `chain` names may run a turn now.
+    pub fn gate(&self, chain: &[&str]) -> Gate {
+        if self.budgets.is_empty() {
+            Gate::Free
+        } else {
+            self.budgets.gate(chain)
+        }
+    }
+
+    /// A budget on a chain is spent ([`Ledger::exhausted`]; `spawning`:
+    /// counting starts). A tree without budgets has none.
+    pub fn exhausted(&self, chain: &[&str], spawning: bool) -> Option<Exhausted> {
+        if self.budgets.is_empty() {
+            return None;
+        }
+        self.budgets.exhausted(chain, spawning)
+    }
+
+    /// The tightest room left over the chain.
+    pub fn remaining(&self, chain: &[&str]) -> Budget {
+        self.budgets.remaining(chain)
+    }
+
+    /// Input waits for room that running turns reserved ([`Gate::Wait`]):
+    /// the next end of a reserved turn kicks the members that wait.
+    pub fn wait_for_room(&mut self) {
+        self.budgets.wait_for_room();
+    }
+
+    /// Turn `turn` of the member `chain` names opened with `allowance`
+    /// reserved on every budget of its chain (in the step the gate opened in).
+    pub fn reserve_turn(&mut self, turn: u64, chain: &[&str], allowance: &Allowance) {
+        self.budgets.reserve_turn(turn, chain, allowance);
+    }
+
+    /// Turn `turn` ended having spent `spent` (recorded at `record`): its
+    /// chain counts it. Returns whether members wait for the room it freed.
+    pub fn turn_spent(&mut self, turn: u64, chain: &[&str], spent: &Spent, record: budget::Record<'_>) -> bool {
+        if self.budgets.is_empty() {
+            return false;
+        }
+        self.budgets.end_turn(turn, chain, spent, record) && self.budgets.take_waiting()
+    }
+
+    /// Spending outside a turn (an external run's), recorded at `record`.
+    pub fn add_spent(&mut self, chain: &[&str], spent: &Spent, record: budget::Record<'_>) {
+        if !self.budgets.is_empty() {
+            self.budgets.add(chain, spent, record);
+        }
+    }
+
+    /// A budget of `owner` is being set from a read of its logs
+    /// ([`Ledger::begin_audit`]).
+    pub fn begin_audit(&mut self, owner: &str) -> u64 {
+        self.budgets.begin_audit(owner)
+    }
+
+    pub fn end_audit(&mut self, token: u64) -> Vec<(Option<(String, u64)>, Spent)> {
+        self.budgets.end_audit(token)
+    }
+
+    /// `owner`'s budget is set (`Some`, counting from `spent`) or cleared.
+    pub fn set_budget(&mut self, owner: &str, budget: Option<Budget>, spent: Spent) {
+        match budget {
+            Some(b) => self.budgets.set(owner, b, spent),
+            None => self.budgets.clear(owner),
+        }
+    }
+
+    /// A fresh ticket for a turn's wait.
+    pub fn mint_ticket(&mut self) -> u64 {
+        self.next_ticket += 1;
+        self.next_ticket
+    }
+
+    /// A wait joins the line for a quiet moment: at the back when new, at
+    /// the front when it was woken for a moment that passed.
+    pub fn line_up(&mut self, session_id: &str, ticket: u64, first: bool) {
+        let entry = (session_id.to_owned(), ticket);
+        if first {
+            self.quiet_waiters.push_back(entry);
+        } else {
+            self.quiet_waiters.push_front(entry);
+        }
+    }
+
+    /// Wait `ticket` left the line without being woken for a quiet moment.
+    pub fn leave_line(&mut self, ticket: u64) {
+        self.quiet_waiters.retain(|&(_, t)| t != ticket);
+    }
+
+    /// The wait first in line, taken out of it.
+    pub fn next_in_line(&mut self) -> Option<(String, u64)> {
+        self.quiet_waiters.pop_front()
+    }
+
+    pub fn has_waiters(&self) -> bool {
+        !self.quiet_waiters.is_empty()
+    }
+
+    /// The member last found at work, if any (a hint).
+    pub fn working_hint(&self) -> Option<String> {
+        self.working.borrow().clone()
+    }
+
+    pub fn remember_working(&self, id: Option<String>) {
+        *self.working.borrow_mut() = id;
     }
 }
 

@@ -860,7 +860,7 @@ impl Runtime {
                 ));
             }
             st.insert_member(member.clone());
-            st.trees.insert(id.clone(), Tree { budgets: ledger, ..Tree::default() });
+            st.trees.insert(id.clone(), Tree::new(ledger));
         }
         if let Some(lost) = lost {
             self.record_lost_turn(&member, lost).await;
@@ -889,7 +889,7 @@ impl Runtime {
         {
             let mut st = self.0.state.borrow_mut();
             if let Some(tree) = st.trees.remove(root.session_id()) {
-                tree.changed.set(());
+                tree.close();
             }
             st.remove_member(&root.0);
         }
@@ -1111,7 +1111,7 @@ impl Runtime {
 
     /// Whether a tree is draining (admitting no children; notices not sent).
     pub fn is_draining(&self, root_id: &str) -> bool {
-        self.0.state.borrow().trees.get(root_id).is_some_and(|t| t.draining)
+        self.0.state.borrow().trees.get(root_id).is_some_and(Tree::is_draining)
     }
 
     /// Whether a member is resident now (information, not authority: handles
@@ -1188,7 +1188,7 @@ impl Runtime {
         let (root_usage, usage) = usage::roll_up(root_id, &rows, &logs, |id| !self.turn_in_flight(id));
         let st = self.0.state.borrow();
         // Budgets: an open tree's ledger (the live view); else the root's log, when listed from a root.
-        let ledger = st.members.get(root_id).and_then(|m| st.trees.get(&m.root_id)).map(|t| &t.budgets);
+        let ledger = st.members.get(root_id).and_then(|m| st.trees.get(&m.root_id)).map(Tree::ledger);
         let (root_budget, budgets) = match ledger {
             Some(ledger) => (
                 ledger.budget_of(root_id).map(BudgetState::from),
@@ -1499,7 +1499,7 @@ impl Runtime {
     pub(crate) fn tree_changed(&self, root_id: &str) {
         let fired = {
             let mut st = self.0.state.borrow_mut();
-            st.trees.get_mut(root_id).map(|t| std::mem::take(&mut t.changed))
+            st.trees.get_mut(root_id).map(Tree::take_changed)
         };
         if let Some(d) = fired {
             d.set(());

@@ -91,14 +91,14 @@ impl Runtime {
             return;
         }
         match self.0.state.borrow_mut().trees.get_mut(root_id) {
-            Some(tree) => tree.recovering = true,
+            Some(tree) => tree.begin_recovery(),
             None => return,
         }
         let (runtime, root_id) = (self.clone(), root_id.to_owned());
         self.spawn(Box::pin(async move {
             runtime.scan(&root_id).await;
             if let Some(tree) = runtime.0.state.borrow_mut().trees.get_mut(&root_id) {
-                tree.recovering = false;
+                tree.end_recovery();
             }
             runtime.tree_changed(&root_id);
         }));
@@ -156,7 +156,7 @@ impl Runtime {
     }
 
     fn tree_open(&self, root_id: &str) -> bool {
-        self.0.state.borrow().trees.get(root_id).is_some_and(|t| !t.draining)
+        self.0.state.borrow().trees.get(root_id).is_some_and(|t| !t.is_draining())
     }
 }
 

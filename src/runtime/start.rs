@@ -15,6 +15,7 @@
 //! parent's log. The reservation is released when that write commits or when
 //! startup fails; there is no second write and no rollback.
 
+use super::machine::Tree;
 use super::member::{self, Delivery, InboxMessage, Kind, Member, MessageSource, Scheduling, Settlement};
 use super::{Agent, RunInfo, Runtime, RuntimeEvent, TraceRequest};
 use crate::core::agent_options::AgentOptions;
@@ -340,7 +341,7 @@ impl Runtime {
         let chain: Vec<&str> = chain.iter().map(String::as_str).collect();
         self.check_budget(&parent, true, || format!("{} cannot start a child", Quoted(&parent.full_name)))?;
         let budget = spec.budget.map(|b| {
-            let room = self.with_ledger(&parent.root_id, |l| l.remaining(&chain)).unwrap_or_default();
+            let room = self.with_tree(&parent.root_id, |t| t.remaining(&chain)).unwrap_or_default();
             b.clamp(&room)
         });
         // Minted before the state is borrowed: a host's id source may call back into the runtime.
@@ -358,7 +359,7 @@ impl Runtime {
                 self.0.options.capacity
             ));
         }
-        if tree.draining {
+        if tree.is_draining() {
             return Err(crate::err!(Draining, "this tree is draining and admits no new children"));
         }
         let no_reservations = crate::core::hash::HashSet::default();
@@ -401,9 +402,7 @@ impl Runtime {
         };
         st.reservations.entry(parent.id.clone()).or_default().insert(name.as_str().to_owned());
         if let Some(tree) = st.trees.get_mut(&parent.root_id) {
-            tree.reserve();
-            // Cannot fail: checked above, in this same synchronous step.
-            let _ = tree.budgets.admit_spawn(&chain);
+            tree.admit(&chain);
         }
         Ok(Admission {
             cwd,
@@ -439,13 +438,10 @@ impl Runtime {
             st.materializing.remove(id);
         }
         if let Some(tree) = st.trees.get_mut(&admission.parent.root_id) {
-            tree.unreserve(committed_child.is_some());
             let catalog = admission.catalog.get();
             let record = catalog.flatten().map(|seq| (admission.parent.id.as_str(), seq));
-            tree.budgets.spawn_ended(&super::budget::chain_of(&admission.parent), catalog.is_some(), record);
-            if let (Some(child), Some(budget)) = (committed_child, admission.budget) {
-                tree.budgets.set(child, budget, crate::core::budget::Spent::default());
-            }
+            let chain = super::budget::chain_of(&admission.parent);
+            tree.admitted(&chain, committed_child, catalog.is_some(), record, admission.budget);
         }
         if committed_child.is_some() {
             admission.parent.child_names.borrow_mut().insert(admission.name.as_str().to_owned());
@@ -463,7 +459,7 @@ impl Runtime {
                 Quoted(&admission.parent.full_name)
             ));
         }
-        let draining = self.0.state.borrow().trees.get(&admission.parent.root_id).is_none_or(|t| t.draining);
+        let draining = self.0.state.borrow().trees.get(&admission.parent.root_id).is_none_or(Tree::is_draining);
         if draining {
             return Err(crate::err!(Draining, "this tree began draining before the child was published"));
         }
@@ -829,7 +825,7 @@ impl Runtime {
     /// `member`'s own budget in its open tree's ledger, where it has one.
     fn own_budget(&self, member: &Member) -> Option<super::BudgetState> {
         let st = self.0.state.borrow();
-        st.trees.get(&member.root_id)?.budgets.budget_of(&member.id).map(super::BudgetState::from)
+        st.trees.get(&member.root_id)?.ledger().budget_of(&member.id).map(super::BudgetState::from)
     }
 }
 
