@@ -157,7 +157,7 @@ impl Runtime {
             let waiting: Vec<Rc<Member>> = {
                 let st = self.0.state.borrow();
                 st.tree_members(&member.root_id)
-                    .filter(|m| m.phase() == Phase::Live && m.state.borrow().turn.is_none() && m.is_busy())
+                    .filter(|m| m.phase() == Phase::Live && !m.state.borrow().in_turn() && m.is_busy())
                     .cloned()
                     .collect()
             };

@@ -474,7 +474,7 @@ impl Runtime {
     /// Whether the runtime's members may hold `bytes` more of queued input
     /// (`queueBytes`): the heap holds every member's queue.
     fn check_queue_room(&self, bytes: usize) -> Result<()> {
-        let held: usize = self.0.state.borrow().members.values().map(|m| m.state.borrow().queued).sum();
+        let held: usize = self.0.state.borrow().members.values().map(|m| m.state.borrow().queued()).sum();
         let cap = self.0.options.limits.queue_bytes;
         if held.saturating_add(bytes) > cap {
             return Err(crate::err!(
@@ -662,10 +662,7 @@ impl Runtime {
             self.record_lost_turn(&member, lost).await;
         }
         // With nothing pending (or only parked input), the caller's message is what wakes it.
-        let runnable = {
-            let st = member.state.borrow();
-            !st.inbox.is_empty() && !st.parked
-        };
+        let runnable = member.state.borrow().has_input_to_run();
         if runnable {
             self.kick(&member);
         }
@@ -737,8 +734,7 @@ impl Runtime {
         // Stopped by a spent budget: parked while a budget on its chain stays spent.
         let spent = log.exhausted && matches!(self.budget_gate(&member), crate::core::budget::Gate::Spent(_));
         let parked = log.parked && (spent || !log.exhausted);
-        let lost = self.adopt_log(&member, log.pending, log.lost_turn, log.ran, parked, log.rerun_streak);
-        member.state.borrow_mut().exhausted = spent;
+        let lost = self.adopt_log(&member, log.pending, log.lost_turn, log.ran, (parked, spent), log.rerun_streak);
         let mut st = self.0.state.borrow_mut();
         if let Some(parent) = st.members.get(&row.parent_id).filter(|p| p.phase() == Phase::Live) {
             parent.state.borrow_mut().child_joined();

@@ -121,7 +121,7 @@ impl Runtime {
         let last = recorded.map(|_| result);
         let (done, parked) = {
             let mut st = member.state.borrow_mut();
-            (st.turn_ended(id, last.clone(), captured), st.parked && !st.inbox.is_empty())
+            (st.turn_ended(id, last.clone(), captured), st.has_parked_input())
         };
         self.answer(&consumed, &last);
         if let Some(done) = done {
@@ -154,18 +154,8 @@ impl Runtime {
             let mut result = SubagentResult::new(stop::BUDGET_EXHAUSTED).with_diagnostic(diagnostic);
             let payload = turn_end_payload(&result, &[]);
             let _ = runtime.append(&member, vec![(event::TURN_END.to_owned(), payload)]).await;
-            let waiting: Vec<String> = {
-                let mut st = member.state.borrow_mut();
-                st.write_ended(None, 0);
-                // Its closing message is the last output it gave, if any.
-                if let Some(Ok(last)) = &st.last {
-                    result.output = last.output.clone();
-                }
-                if !member.is_root() {
-                    st.last = Some(Ok(result.clone()));
-                }
-                st.inbox.iter().map(|m| m.id.clone()).collect()
-            };
+            // Its closing message is the last output it gave, if any.
+            let waiting = member.state.borrow_mut().exhausted_recorded(&mut result, !member.is_root());
             runtime.answer(&waiting, &Ok(result.clone()));
             let mut ended = turn_event(&member, Some(&result));
             if let RuntimeEvent::Turn { parked, .. } = &mut ended {
@@ -206,7 +196,7 @@ impl Runtime {
     }
 
     async fn teardown(self, member: Rc<Member>, settlement: Rc<super::member::Settlement>, abort: bool) {
-        let turn_done = member.state.borrow().turn.as_ref().map(|t| t.done.clone());
+        let turn_done = member.state.borrow().turn_done();
         if let Some(done) = turn_done {
             done.wait().await;
         }
@@ -215,7 +205,7 @@ impl Runtime {
         self.close_owned(&member, abort).await;
         // Nothing of this residency writes once it has left (a drained tree may
         // be reopened at once): acceptances and a lost turn's record land first.
-        while member.state.borrow().writes > 0 {
+        while member.state.borrow().writing() {
             let changed = self.0.state.borrow().trees.get(&member.root_id).map(Tree::changed);
             match changed {
                 Some(changed) => changed.wait().await,
@@ -231,7 +221,7 @@ impl Runtime {
                 // teardown (and a drain of its tree) waiting, by contract.
                 let r = result.wait().await;
                 self.record_run_usage(&member, &r).await;
-                member.state.borrow_mut().last.get_or_insert(r);
+                member.state.borrow_mut().run_ended(r);
                 released
             }
             _ => self.0.host.release(&member.id).await,
@@ -252,7 +242,7 @@ impl Runtime {
         // residency whose `subagent/start` would precede this one's end.
         let creator = member.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
         let creator = creator.filter(|p| p.phase() == Phase::Live);
-        let last = member.state.borrow_mut().last.take();
+        let last = member.state.borrow_mut().take_last();
         // A member reopened (or resumed) and let go without running a turn has
         // nothing new to report: its creator is not told again.
         let quiet = last.is_none() && !abort;
@@ -393,7 +383,7 @@ impl Runtime {
             });
             slot.set(outcome.clone());
             if member.phase() == Phase::Live {
-                member.state.borrow_mut().last = Some(outcome);
+                member.state.borrow_mut().run_ended(outcome);
                 runtime.close(&member, false);
             }
         }));
@@ -493,12 +483,12 @@ impl Runtime {
             && !tree.is_recovering()
             && !working(&st, tree, root_id, &|m| {
                 let s = m.state.borrow();
-                s.writes > 0
-                    || match s.waiting.filter(|_| waiters) {
+                s.writing()
+                    || match s.waits_for().filter(|_| waiters) {
                         Some(Wait::Interrupt) => false,
                         Some(Wait::Steer) => s.steer_pending(),
                         // Input waiting for budget room cannot act until a turn ends.
-                        None if waiters && s.budget_wait => false,
+                        None if waiters && s.waits_for_budget() => false,
                         None => m.is_busy(),
                     }
             });
@@ -517,14 +507,10 @@ impl Runtime {
     /// that stops polling the wait leaves nothing behind past its turn.
     pub async fn wait_for_input(&self, agent: &Agent, turn_id: u64, steer: bool) -> WaitEnd {
         let member = agent.0.clone();
-        let signal = member.state.borrow().turn.as_ref().filter(|t| t.id == turn_id).map(|t| t.signal.clone());
+        let signal = member.state.borrow().turn_signal(Some(turn_id));
         let Some(signal) = signal else { return WaitEnd::Ended };
         let ticket = self.with_tree(&member.root_id, Tree::mint_ticket).unwrap_or(0);
-        {
-            let mut s = member.state.borrow_mut();
-            s.waiting = Some(if steer { Wait::Steer } else { Wait::Interrupt });
-            s.wait_ticket = ticket;
-        }
+        member.state.borrow_mut().begin_wait(if steer { Wait::Steer } else { Wait::Interrupt }, ticket);
         let end = self.wait_in_line(&member, turn_id, steer, &signal, ticket).await;
         self.end_wait(&member, ticket);
         end
@@ -532,15 +518,7 @@ impl Runtime {
 
     /// Clears the mark and the place in line of the wait `ticket`, once.
     fn end_wait(&self, member: &Member, ticket: u64) {
-        let in_line = {
-            let mut s = member.state.borrow_mut();
-            if s.wait_ticket != ticket {
-                return;
-            }
-            s.waiting = None;
-            s.wait_ticket = 0;
-            s.waiter.take().is_some()
-        };
+        let Some(in_line) = member.state.borrow_mut().end_wait(ticket) else { return };
         // Left the line without being woken for a quiet moment (steered, aborted).
         if in_line {
             if let Some(tree) = self.0.state.borrow_mut().trees.get_mut(&member.root_id) {
@@ -557,7 +535,7 @@ impl Runtime {
         signal: &Signal,
         ticket: u64,
     ) -> WaitEnd {
-        let current = || member.state.borrow().turn.as_ref().is_some_and(|t| t.id == turn_id);
+        let current = || member.state.borrow().turn_signal(Some(turn_id)).is_some();
         let root = member.root_id.as_str();
         // Checked here before anything else can run: if the tree is quiet
         // now that this turn waits too, this one goes on (as the others
@@ -578,7 +556,8 @@ impl Runtime {
                 return WaitEnd::Quiet;
             }
             let wake = Deferred::new();
-            let in_line = member.state.borrow_mut().waiter.replace((ticket, wake.clone())).is_some();
+            // `None`: another wait of this turn took over its mark; this one is over.
+            let Some(in_line) = member.state.borrow_mut().line_up(ticket, wake.clone()) else { return WaitEnd::Ended };
             if !in_line {
                 // New in line at the back; woken for a quiet moment that passed: first again.
                 self.with_tree(root, |t| t.line_up(&member.id, ticket, first));
@@ -608,9 +587,8 @@ impl Runtime {
             loop {
                 let Some((id, ticket)) = tree.next_in_line() else { break None };
                 let Some(m) = members.get(&id) else { continue };
-                let mut s = m.state.borrow_mut();
-                if s.waiter.as_ref().is_some_and(|(t, _)| *t == ticket) {
-                    break s.waiter.take().map(|(_, wake)| wake);
+                if let Some(wake) = m.state.borrow_mut().wake_for_quiet(ticket) {
+                    break Some(wake);
                 }
             }
         };
@@ -624,11 +602,7 @@ impl Runtime {
     /// then: woken for anything else, a waiter could find a quiet moment
     /// before the one in line ahead of it.
     pub(crate) fn wake_own_waiter(&self, member: &Member) {
-        let wake = {
-            let s = member.state.borrow();
-            let steered = s.waiting == Some(Wait::Steer) && s.steer_pending();
-            s.waiter.as_ref().filter(|_| steered).map(|(_, wake)| wake.clone())
-        };
+        let wake = member.state.borrow().steer_wake();
         if let Some(wake) = wake {
             wake.set(());
         }

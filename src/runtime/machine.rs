@@ -1,4 +1,4 @@
-//! One member's lifecycle as a sans-I/O state machine.
+//! One member's lifecycle, and one tree's admission, as sans-I/O state machines.
 //!
 //! [`Life`] holds what decides a resident member's next move. Every
 //! transition is a synchronous `&mut self` call; the ones that can lead
@@ -8,26 +8,53 @@
 //! (a host that ignored an abort, a stale task) changes nothing. The async
 //! runtime is only the driver: it borrows a `Life` for one transition at a
 //! time, never across an `.await`, and does the store, provider and host I/O
-//! in between. [`Tree`] is the same for one tree's slots: a start or resume
-//! reserves one, and it becomes live or is given back.
+//! in between. [`Tree`] is the same for one tree: its slots (a start or
+//! resume reserves one, and it becomes live or is given back), its budgets'
+//! ledger, and the line of turns waiting for a quiet moment.
+//!
+//! Every field of both is private to this module, so the tables below are
+//! all the ways their state changes. A member's state is its [`Phase`], its
+//! [`Halt`] (why pending input does not run), its [`Input`] (open, or closed
+//! by a captured result), its running turn and that turn's wait.
 //!
 //! | state | input (method) | next |
 //! |---|---|---|
-//! | live, idle | [`Life::next`] with input, not parked, input open, its budgets open | running: `Step::Run` |
-//! | live, idle | [`Life::next`] with input, a budget's room reserved by running turns | idle, busy: the end of one kicks it |
-//! | live, idle | [`Life::next`] with input, a budget on its chain spent | parked, exhausted: `Step::Exhausted` (a local member then settles around its input, which stays in the log) |
-//! | exhausted | [`Life::write_ended`] with a message | still parked: only [`Life::unexhaust`] (a budget raised) wakes it |
-//! | live, idle | [`Life::next`] with nothing pending, no write in flight, no hold, no live child, no start in flight (local members only) | `Step::Settle` |
-//! | running | [`Life::turn_ended`] (its turn id) | idle; a structured capture closes input; a wait of the turn ends |
+//! | live, idle, `Ready` | [`Life::next`] with input, input open, its budgets open | running: `Step::Run` |
+//! | live, idle | [`Life::next`] with input, a budget's room reserved by running turns | `BudgetRoom`, busy: the end of one kicks it |
+//! | `BudgetRoom` | [`Life::next`] | its budgets looked at anew (as from `Ready`) |
+//! | live, idle | [`Life::next`] with input, a budget on its chain spent | `Exhausted` (parked; in the log for a local member, which then settles around it): `Step::Exhausted` |
+//! | `Exhausted` | [`Life::write_ended`] with a message | still exhausted (parked): only [`Life::unexhaust`] (a budget raised) wakes it |
+//! | `Exhausted(Unparked)` (resident after a spent stop) | [`Life::next`] with input / [`Life::write_ended`] with a message | `Step::Exhausted` recorded again / parked |
+//! | `Exhausted` | [`Life::exhausted_recorded`] | its stop's result kept (a child's); the waiting hosts of its pending input answered |
+//! | `Exhausted` | [`Life::unexhaust`] | `Ready` |
+//! | live, idle | [`Life::next`] with nothing it would run, no write in flight, no hold, no live child, no start in flight (local members only) | `Step::Settle` |
+//! | running | [`Life::turn_ended`] (its turn id) | idle; a structured capture makes input `Closed`; a wait of the turn ends |
 //! | running | [`Life::turn_unseen`]: stopped before the host saw it | idle, its input pending again |
 //! | running | [`Life::take_steered`] (its turn id) | running, steered messages handed over |
-//! | live | [`Life::interrupt`] | parked: pending input waits for a waking send |
-//! | parked | [`Life::write_ended`] with an accepted message | unparked (a waking send) |
-//! | parked from the log | [`Life::next`], nothing else keeping it | `Step::Settle` (the input stays in the log) |
-//! | live | [`Life::begin_write`] / [`Life::write_ended`] | a write in flight keeps it from settling |
+//! | running | [`Life::begin_wait`] / [`Life::line_up`] / [`Life::wake_for_quiet`] / [`Life::end_wait`] | waiting (in its tree's line for a quiet moment while it has a wake), then running |
+//! | live | [`Life::interrupt`] | `Interrupted` (`Exhausted(Parked)` when exhausted): pending input waits for a waking send |
+//! | `Interrupted`, `InLog` | [`Life::write_ended`] with an accepted message | `Ready` (a waking send) |
+//! | new | [`Life::adopt`] (what the log says) | `Ready`, `InLog` (a local member's parked input), `Interrupted` (a root's), or `Exhausted` |
+//! | `InLog` | [`Life::next`], nothing else keeping it | `Step::Settle` (the input stays in the log) |
+//! | live | [`Life::found_in_log`] | its input grows (not a waking send) |
+//! | live | [`Life::begin_write`] / [`Life::write_ended`] | a write in flight keeps it from settling; `Closed` input or a full queue refuses |
 //! | live | [`Life::hold`] / [`Life::release`], [`Life::child_joined`] / [`Life::child_left`] | kept resident while held or owning children |
+//! | live | [`Life::moved`] | its directory moved (already in its log) |
+//! | external, live | [`Life::run_ended`] | its run's result kept (the first one known) |
 //! | live | [`Life::close`] | closing (the driver stops its turn or run and tears down) |
-//! | closing | [`Life::left`] | gone |
+//! | closing | [`Life::take_last`], [`Life::left`] | gone |
+//!
+//! | tree state | input (method) | next |
+//! |---|---|---|
+//! | open | [`Tree::reserve`] / [`Tree::admit`] (a spawn reserved on its chain too) | a slot reserved ([`Tree::full`] refuses the next at capacity) |
+//! | slot reserved | [`Tree::unreserve`] / [`Tree::admitted`] | live, or given back; the spawn counted when its entry committed; the child's budget opens |
+//! | live slot | [`Tree::left`] | given back |
+//! | open | [`Tree::drain`] | draining until the root closes: admits nothing |
+//! | open | [`Tree::begin_recovery`] / [`Tree::end_recovery`] | not quiet while the open-time scan runs |
+//! | any | [`Tree::take_changed`] / [`Tree::close`] | waiters on its work woken |
+//! | budgets | [`Tree::gate`], [`Tree::reserve_turn`], [`Tree::turn_spent`], [`Tree::wait_for_room`] | a turn's room reserved, spent, or waited for |
+//! | budgets | [`Tree::add_spent`], [`Tree::begin_audit`] / [`Tree::end_audit`], [`Tree::set_budget`] | spending outside a turn; a budget set from a read of its logs |
+//! | line | [`Tree::mint_ticket`], [`Tree::line_up`], [`Tree::next_in_line`], [`Tree::leave_line`] | turns waiting for a quiet moment, longest first |
 
 use super::message::{InboxMessage, Scheduling};
 use crate::core::budget::{self, Allowance, Budget, Exhausted, Gate, Ledger, Spent};
@@ -56,18 +83,18 @@ pub(crate) enum Lane {
 }
 
 /// The running turn of a member.
-pub(crate) struct TurnSlot {
+struct TurnSlot {
     /// Unique per turn: completions and steer takes for other turns are ignored.
-    pub id: u64,
-    pub signal: Signal,
+    id: u64,
+    signal: Signal,
     /// Set once the turn's end is recorded (teardown and close wait for it).
-    pub done: Deferred<()>,
+    done: Deferred<()>,
     /// Ids of the messages this turn consumed (its input and steered messages taken).
-    pub consumed: Vec<String>,
+    consumed: Vec<String>,
 }
 
 /// What a turn blocked in `Runtime::wait_for_input` waits for.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Wait {
     /// A steered message (or an interrupt).
     Steer,
@@ -112,45 +139,111 @@ pub(crate) fn queued_size(message: &InboxMessage) -> usize {
     crate::core::limits::json_size(&message.content)
 }
 
-pub(crate) struct Life {
-    pub phase: Phase,
-    pub inbox: VecDeque<InboxMessage>,
-    /// Bytes of input held: the inbox's content and acceptances in flight
-    /// (bounded by `memberQueueBytes`; a turn's input leaves it when the turn takes it).
-    pub queued: usize,
-    pub turn: Option<TurnSlot>,
-    /// Set by interrupt: pending input waits for a waking send.
-    pub parked: bool,
-    /// The parked input came from the log (a cold member), not a live
-    /// interrupt: it is durable there, so the member may settle around it.
-    pub parked_in_log: bool,
-    /// Set once a structured result is captured.
-    pub input_closed: bool,
-    /// Parked because a budget on its chain is spent: messages do not wake it.
-    pub exhausted: bool,
+/// Why a live member's pending input does not run now. With none of these
+/// (`Ready`), input runs as soon as it is idle. Each variant says what wakes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Halt {
+    /// Nothing holds it.
+    Ready,
     /// Its input waits for budget room that running turns reserved: it
     /// cannot act until one ends (a turn waiting for a quiet tree may go on).
-    pub budget_wait: bool,
-    pub output_schema: Option<Rc<OutputSchema>>,
+    /// Lasts until its next move, which looks at the budgets again.
+    BudgetRoom,
+    /// An interrupt parked its input: a waking send (an accepted message) runs it.
+    Interrupted,
+    /// Input found parked in its log at resume: durable there, so a local
+    /// member may settle around it. A waking send runs it.
+    InLog,
+    /// A budget on its chain is spent: messages do not wake it; only a
+    /// raised budget does ([`Life::unexhaust`]).
+    Exhausted(Parking),
+}
+
+/// Where an exhausted member's input waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Parking {
+    /// Not parked yet: the log said the budget is spent when it became
+    /// resident (a resume, a root reopened to rerun). Its next move with
+    /// input records the stop again and parks it; a message parks it.
+    Unparked,
+    /// Parked while resident (a root's or an external member's input, or
+    /// an interrupted one's).
+    Parked,
+    /// Parked and durable in the log: a local member settles around it.
+    ParkedInLog,
+}
+
+impl Halt {
+    /// Pending input is parked: it neither runs nor keeps the member busy.
+    fn parks(self) -> bool {
+        matches!(self, Halt::Interrupted | Halt::InLog | Halt::Exhausted(Parking::Parked | Parking::ParkedInLog))
+    }
+
+    /// Parked input is durable in the log: the member may settle around it.
+    fn in_log(self) -> bool {
+        matches!(self, Halt::InLog | Halt::Exhausted(Parking::ParkedInLog))
+    }
+}
+
+/// Whether a member still takes input: a captured structured result closes it for good.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Input {
+    Open,
+    /// A structured result was captured: writes are refused, and pending
+    /// input never runs (the member settles around it).
+    Closed,
+}
+
+/// A turn blocked in `Runtime::wait_for_input`.
+struct Waiter {
+    wait: Wait,
+    /// Only this wait's own end clears it.
+    ticket: u64,
+    /// Its wake while it is in its tree's line for a quiet moment; taken
+    /// when it is woken for one.
+    wake: Option<Deferred<()>>,
+}
+
+/// One member's lifecycle. Every field is private: a driver changes it only
+/// through the transitions below, each a row of the table in the module doc.
+pub(crate) struct Life {
+    phase: Phase,
+    inbox: VecDeque<InboxMessage>,
+    /// Bytes of input held: the inbox's content and acceptances in flight
+    /// (bounded by `memberQueueBytes`; a turn's input leaves it when the turn takes it).
+    queued: usize,
+    turn: Option<TurnSlot>,
+    halt: Halt,
+    input: Input,
+    output_schema: Option<Rc<OutputSchema>>,
     /// The latest turn's (or run's) result, kept through teardown.
-    pub last: Option<crate::Result<SubagentResult>>,
-    pub turns: u32,
-    pub live_children: usize,
+    last: Option<crate::Result<SubagentResult>>,
+    turns: u32,
+    live_children: usize,
     /// Durable writes in flight the member must not settle around (message
     /// acceptances, a lost turn's record); teardown waits for them too.
-    pub writes: usize,
+    writes: usize,
     /// Host holds from `reopen`: a held member stays resident while idle.
-    pub holds: usize,
-    /// The running turn is blocked in `Runtime::wait_for_input`.
-    pub waiting: Option<Wait>,
-    /// The ticket of that wait: only its own end clears the mark.
-    pub wait_ticket: u64,
-    /// That turn's wake and its place in its tree's `quiet_waiters`: present
-    /// while it is in line, taken when it is woken for a quiet moment.
-    pub waiter: Option<(u64, Deferred<()>)>,
+    holds: usize,
+    /// The running turn's wait in `Runtime::wait_for_input`, if it waits.
+    waiter: Option<Waiter>,
     /// The directory a turn moved it to in this residency (`session/cwd`,
     /// already in its log); `None`: the one it became resident with.
-    pub cwd: Option<String>,
+    cwd: Option<String>,
+}
+
+/// What a member's log says when it becomes resident ([`Life::adopt`]).
+pub(crate) struct Adopted {
+    /// Input accepted and never consumed, in log order.
+    pub pending: Vec<InboxMessage>,
+    /// An interrupt had parked that input.
+    pub parked: bool,
+    /// Its last stop was a spent budget, and a budget on its chain is still spent.
+    pub spent: bool,
+    /// The log records a turn its host was handed: the next is not `first`.
+    pub ran: bool,
+    /// The result it resumes with (a lost turn's, when it is not run again).
+    pub last: Option<SubagentResult>,
 }
 
 impl Life {
@@ -160,19 +253,14 @@ impl Life {
             inbox: VecDeque::new(),
             queued: 0,
             turn: None,
-            parked: false,
-            parked_in_log: false,
-            input_closed: false,
-            exhausted: false,
-            budget_wait: false,
+            halt: Halt::Ready,
+            input: Input::Open,
             output_schema,
             last: None,
             turns: 0,
             live_children: 0,
             writes: 0,
             holds: 0,
-            waiting: None,
-            wait_ticket: 0,
             waiter: None,
             cwd: None,
         }
@@ -183,26 +271,27 @@ impl Life {
     /// budgets let a turn run now. `turn_id` mints the id of a turn this
     /// puts in place.
     pub fn next(&mut self, lane: Lane, starting: bool, budget: &Gate, turn_id: impl FnOnce() -> u64) -> Step {
+        if self.halt == Halt::BudgetRoom {
+            self.halt = Halt::Ready;
+        }
         let may_run = self.phase == Phase::Live
             && self.turn.is_none()
-            && !self.parked
-            && !self.input_closed
+            && !self.halt.parks()
+            && self.input == Input::Open
             && lane != Lane::External;
-        self.budget_wait = false;
         if may_run && !self.inbox.is_empty() {
             match budget {
                 Gate::Wait => {
-                    self.budget_wait = true;
+                    self.halt = Halt::BudgetRoom;
                     return Step::Idle;
                 }
                 Gate::Spent(_) => {
-                    self.exhausted = true;
-                    self.parked = true;
                     // Durable in the log: a local member may settle around it.
-                    self.parked_in_log = lane == Lane::Local;
+                    self.halt =
+                        Halt::Exhausted(if lane == Lane::Local { Parking::ParkedInLog } else { Parking::Parked });
                     return Step::Exhausted;
                 }
-                Gate::Free | Gate::Open(_) => {}
+                Gate::Free | Gate::Open(_) => self.halt = Halt::Ready,
             }
             let input: Vec<InboxMessage> = self.inbox.drain(..).collect();
             self.queued = self.queued.saturating_sub(input.iter().map(queued_size).sum());
@@ -234,7 +323,7 @@ impl Life {
             && self.writes == 0
             && self.holds == 0
             && self.live_children == 0
-            && (self.inbox.is_empty() || self.input_closed || (self.parked && self.parked_in_log))
+            && (self.inbox.is_empty() || self.input == Input::Closed || self.halt.in_log())
     }
 
     /// Doing work now: a turn or run in flight, input that will start one, or teardown.
@@ -243,15 +332,31 @@ impl Life {
             Phase::Gone => false,
             Phase::Closing => true,
             Phase::Live if lane == Lane::External => true,
-            Phase::Live => self.turn.is_some() || (!self.parked && !self.input_closed && !self.inbox.is_empty()),
+            Phase::Live => self.turn.is_some() || self.has_input_to_run(),
         }
+    }
+
+    /// Pending input that is neither parked nor closed: its next move runs it
+    /// (or records a spent budget's stop).
+    pub fn has_input_to_run(&self) -> bool {
+        !self.halt.parks() && self.input == Input::Open && !self.inbox.is_empty()
+    }
+
+    /// Pending input that is parked (a listing shows the member `parked`).
+    pub fn has_parked_input(&self) -> bool {
+        self.halt.parks() && !self.inbox.is_empty()
+    }
+
+    /// The ids of its pending input, in order.
+    pub fn pending_ids(&self) -> Vec<String> {
+        self.inbox.iter().map(|m| m.id.clone()).collect()
     }
 
     /// A write into the inbox begins (an acceptance of `bytes`, reserved in
     /// the queue): refused once input is closed, the member is no longer
     /// live, or the queue would pass `cap` (none for a notice, which always lands).
     pub fn begin_write(&mut self, bytes: usize, cap: Option<usize>) -> Result<(), Refusal> {
-        if self.input_closed {
+        if self.input == Input::Closed {
             return Err(Refusal::InputClosed);
         }
         if self.phase != Phase::Live {
@@ -265,8 +370,8 @@ impl Life {
         Ok(())
     }
 
-    /// A write of the member's own record begins (a lost turn's end): it
-    /// must land, whatever the phase.
+    /// A write of the member's own record begins (a lost turn's end, a
+    /// spent budget's stop): it must land, whatever the phase.
     pub fn begin_record(&mut self) {
         self.writes += 1;
     }
@@ -274,7 +379,7 @@ impl Life {
     /// A write ended; `accepted` is a message that became durable, `reserved`
     /// what its `begin_write` reserved. Returns whether it joined the inbox
     /// (keeping its bytes queued; else it is pending in the log for the next
-    /// resume). An accepted message wakes parked input.
+    /// resume). An accepted message wakes parked input, unless a budget is spent.
     pub fn write_ended(&mut self, accepted: Option<InboxMessage>, reserved: usize) -> bool {
         self.writes = self.writes.saturating_sub(1);
         match accepted {
@@ -282,7 +387,11 @@ impl Life {
                 // Held as measured now (a reservation is released either way).
                 self.queued = self.queued.saturating_sub(reserved).saturating_add(queued_size(&message));
                 self.inbox.push_back(message);
-                self.parked = self.exhausted;
+                self.halt = match self.halt {
+                    Halt::Interrupted | Halt::InLog => Halt::Ready,
+                    Halt::Exhausted(Parking::Unparked) => Halt::Exhausted(Parking::Parked),
+                    other => other,
+                };
                 true
             }
             _ => {
@@ -292,33 +401,73 @@ impl Life {
         }
     }
 
-    /// Interrupt: parks pending input and returns the signal of the running
-    /// turn (or of the run, `run_signal`, for an external member) to abort.
-    pub fn interrupt(&mut self, run_signal: Option<&Signal>) -> Option<Signal> {
-        self.parked = true;
-        self.parked_in_log = false;
-        run_signal.cloned().or_else(|| self.turn.as_ref().map(|t| t.signal.clone()))
-    }
-
-    /// Input found in the log at resume; `parked` when an interrupt had parked it.
-    pub fn adopt(&mut self, pending: impl IntoIterator<Item = InboxMessage>, parked: bool) {
-        for message in pending {
+    /// Messages found durable in its log that their writer was told failed
+    /// (a write whose outcome the store did not tell): they are input, held
+    /// in the queue like any other. Not a waking send: nobody was told it landed.
+    pub fn found_in_log(&mut self, messages: impl IntoIterator<Item = InboxMessage>) {
+        for message in messages {
             self.queued = self.queued.saturating_add(queued_size(&message));
             self.inbox.push_back(message);
         }
-        self.parked = parked && !self.inbox.is_empty();
-        self.parked_in_log = self.parked;
+    }
+
+    /// Interrupt: parks pending input and returns the signal of the running
+    /// turn (or of the run, `run_signal`, for an external member) to abort.
+    pub fn interrupt(&mut self, run_signal: Option<&Signal>) -> Option<Signal> {
+        self.halt = match self.halt {
+            Halt::Exhausted(_) => Halt::Exhausted(Parking::Parked),
+            _ => Halt::Interrupted,
+        };
+        run_signal.cloned().or_else(|| self.turn.as_ref().map(|t| t.signal.clone()))
+    }
+
+    /// Becomes resident with what its log says. A local member's parked
+    /// input is durable in the log (it may settle around it); a root's is
+    /// parked as after an interrupt (a root never settles by itself).
+    pub fn adopt(&mut self, lane: Lane, log: Adopted) {
+        for message in log.pending {
+            self.queued = self.queued.saturating_add(queued_size(&message));
+            self.inbox.push_back(message);
+        }
+        self.turns = u32::from(log.ran);
+        if let Some(last) = log.last {
+            self.last = Some(Ok(last));
+        }
+        let parked = log.parked && !self.inbox.is_empty();
+        let in_log = lane == Lane::Local;
+        self.halt = match (log.spent, parked) {
+            (false, false) => Halt::Ready,
+            (false, true) if in_log => Halt::InLog,
+            (false, true) => Halt::Interrupted,
+            (true, false) => Halt::Exhausted(Parking::Unparked),
+            (true, true) if in_log => Halt::Exhausted(Parking::ParkedInLog),
+            (true, true) => Halt::Exhausted(Parking::Parked),
+        };
     }
 
     /// A budget on its chain was raised: parked input runs again (the next
     /// [`Life::next`] checks the budgets anew). Returns whether it was exhausted.
     pub fn unexhaust(&mut self) -> bool {
-        if !std::mem::take(&mut self.exhausted) {
+        if !matches!(self.halt, Halt::Exhausted(_)) {
             return false;
         }
-        self.parked = false;
-        self.parked_in_log = false;
+        self.halt = Halt::Ready;
         true
+    }
+
+    /// A spent budget's stop (`budget-exhausted`) was recorded: `result`
+    /// takes the last output it gave, a child keeps it as its last result
+    /// (`keep`), and the ids of its pending input are returned (their
+    /// waiting hosts get this result).
+    pub fn exhausted_recorded(&mut self, result: &mut SubagentResult, keep: bool) -> Vec<String> {
+        self.writes = self.writes.saturating_sub(1);
+        if let Some(Ok(last)) = &self.last {
+            result.output = last.output.clone();
+        }
+        if keep {
+            self.last = Some(Ok(result.clone()));
+        }
+        self.pending_ids()
     }
 
     /// Turn `id` was stopped before the host was handed it: its input was
@@ -338,6 +487,26 @@ impl Life {
         self.turn.as_ref().filter(|t| t.id == id).map(|t| t.consumed.clone()).unwrap_or_default()
     }
 
+    /// A turn is running.
+    pub fn in_turn(&self) -> bool {
+        self.turn.is_some()
+    }
+
+    /// Turn `id` is the one running, and the member is live.
+    pub fn runs(&self, id: u64) -> bool {
+        self.phase == Phase::Live && self.turn.as_ref().is_some_and(|t| t.id == id)
+    }
+
+    /// The running turn's signal (`Some(id)`: only if it is turn `id`).
+    pub fn turn_signal(&self, id: Option<u64>) -> Option<Signal> {
+        self.turn.as_ref().filter(|t| id.is_none_or(|id| t.id == id)).map(|t| t.signal.clone())
+    }
+
+    /// What fires once the running turn's end is recorded.
+    pub fn turn_done(&self) -> Option<Deferred<()>> {
+        self.turn.as_ref().map(|t| t.done.clone())
+    }
+
     /// Turn `id` ended and its end was written (`last` is the result, or the
     /// failure to write it); `captured`: it produced a valid structured
     /// result, which closes input. Returns the turn's `done` to fire, or
@@ -346,15 +515,26 @@ impl Life {
         if self.turn.as_ref().is_none_or(|t| t.id != id) {
             return None;
         }
-        self.input_closed |= captured;
+        if captured {
+            self.input = Input::Closed;
+        }
         self.last = Some(last);
         // A wait of this turn ends with it (a host may have stopped polling it).
-        self.waiting = None;
-        self.wait_ticket = 0;
-        if let Some((_, wake)) = self.waiter.take() {
+        if let Some(wake) = self.waiter.take().and_then(|w| w.wake) {
             wake.set(());
         }
         self.turn.take().map(|t| t.done)
+    }
+
+    /// An external run's result is known (its watch saw it, or teardown
+    /// waited for it): the member's last result, the same value both ways.
+    pub fn run_ended(&mut self, outcome: crate::Result<SubagentResult>) {
+        self.last.get_or_insert(outcome);
+    }
+
+    /// Its last result, taken for the notice teardown sends (`None`: it ran nothing this residency).
+    pub fn take_last(&mut self) -> Option<crate::Result<SubagentResult>> {
+        self.last.take()
     }
 
     /// Removes and returns the steered messages for turn `id` (none for
@@ -377,6 +557,79 @@ impl Life {
     /// Whether a steered message waits to be taken.
     pub fn steer_pending(&self) -> bool {
         self.inbox.iter().any(|m| m.scheduling == Scheduling::Steer)
+    }
+
+    /// The running turn begins waiting (`ticket` from its tree).
+    pub fn begin_wait(&mut self, wait: Wait, ticket: u64) {
+        self.waiter = Some(Waiter { wait, ticket, wake: None });
+    }
+
+    /// What the running turn waits for, if it waits.
+    pub fn waits_for(&self) -> Option<Wait> {
+        self.waiter.as_ref().map(|w| w.wait)
+    }
+
+    /// The wait `ticket` goes in line for a quiet moment with `wake`.
+    /// Returns whether it was in line already (its tree's line keeps its
+    /// place), or `None` when `ticket` is no longer this member's wait.
+    pub fn line_up(&mut self, ticket: u64, wake: Deferred<()>) -> Option<bool> {
+        let waiter = self.waiter.as_mut().filter(|w| w.ticket == ticket)?;
+        Some(waiter.wake.replace(wake).is_some())
+    }
+
+    /// Wait `ticket` is woken for a quiet moment: its wake, taken out of
+    /// line (`None` if it no longer waits in line with that ticket).
+    pub fn wake_for_quiet(&mut self, ticket: u64) -> Option<Deferred<()>> {
+        self.waiter.as_mut().filter(|w| w.ticket == ticket)?.wake.take()
+    }
+
+    /// The wake of a wait for a steer, when a steered message is pending.
+    pub fn steer_wake(&self) -> Option<Deferred<()>> {
+        let waiter = self.waiter.as_ref().filter(|w| w.wait == Wait::Steer && self.steer_pending())?;
+        waiter.wake.clone()
+    }
+
+    /// Wait `ticket` ended by itself: `None` if it is not this member's wait
+    /// (its turn's end cleared it already), else whether it was still in
+    /// line (the driver takes it out of its tree's line).
+    pub fn end_wait(&mut self, ticket: u64) -> Option<bool> {
+        if self.waiter.as_ref().is_none_or(|w| w.ticket != ticket) {
+            return None;
+        }
+        self.waiter.take().map(|w| w.wake.is_some())
+    }
+
+    /// Input waits for budget room running turns reserved ([`Halt::BudgetRoom`]).
+    pub fn waits_for_budget(&self) -> bool {
+        self.halt == Halt::BudgetRoom
+    }
+
+    pub fn input_closed(&self) -> bool {
+        self.input == Input::Closed
+    }
+
+    /// Bytes of input it holds.
+    pub fn queued(&self) -> usize {
+        self.queued
+    }
+
+    /// A durable write is in flight.
+    pub fn writing(&self) -> bool {
+        self.writes > 0
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// A turn moved it to `cwd` (already in its log).
+    pub fn moved(&mut self, cwd: String) {
+        self.cwd = Some(cwd);
+    }
+
+    /// The directory a turn moved it to, if one did.
+    pub fn cwd(&self) -> Option<&str> {
+        self.cwd.as_deref()
     }
 
     pub fn hold(&mut self) {
@@ -409,6 +662,24 @@ impl Life {
     /// Left residency.
     pub fn left(&mut self) {
         self.phase = Phase::Gone;
+    }
+
+    /// Its state in one line (for invariant reports).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn describe(&self) -> String {
+        format!(
+            "phase {:?}, inbox {}, turn {}, halt {:?}, input {:?}, writes {}, holds {}, live children {}, last {}, waiting {:?}",
+            self.phase,
+            self.inbox.len(),
+            self.turn.is_some(),
+            self.halt,
+            self.input,
+            self.writes,
+            self.holds,
+            self.live_children,
+            self.last.is_some(),
+            self.waits_for(),
+        )
     }
 }
 
@@ -676,6 +947,10 @@ mod tests {
         }
     }
 
+    fn adopted(pending: Vec<InboxMessage>, parked: bool, spent: bool) -> Adopted {
+        Adopted { pending, parked, spent, ran: false, last: None }
+    }
+
     fn ids() -> impl FnMut() -> u64 {
         let mut next = 0;
         move || {
@@ -786,10 +1061,10 @@ mod tests {
         life.interrupt(None);
         assert!(settles(&mut life), "nothing parked");
         let mut cold = Life::new(None);
-        cold.adopt([message("m1", Scheduling::Queue)], true);
+        cold.adopt(Lane::Local, adopted(vec![message("m1", Scheduling::Queue)], true, false));
         assert!(!cold.is_busy(Lane::Local) && settles(&mut cold), "its input stays durable in the log");
         let mut live = Life::new(None);
-        live.adopt([message("m1", Scheduling::Queue)], false);
+        live.adopt(Lane::Local, adopted(vec![message("m1", Scheduling::Queue)], false, false));
         assert!(live.is_busy(Lane::Local), "unparked input from a log runs");
     }
 

@@ -101,7 +101,7 @@ impl Member {
     /// Its effective directory: where a turn last moved it, else where it started
     /// (`cwd`, which stays the root's boundary for a tree's directories).
     pub fn current_cwd(&self) -> String {
-        self.state.borrow().cwd.clone().unwrap_or_else(|| self.cwd.clone())
+        self.state.borrow().cwd().unwrap_or(&self.cwd).to_owned()
     }
 
     pub fn is_root(&self) -> bool {
@@ -118,7 +118,7 @@ impl Member {
     }
 
     pub fn phase(&self) -> Phase {
-        self.state.borrow().phase
+        self.state.borrow().phase()
     }
 
     /// Where this member runs in the lifecycle machine.

@@ -835,10 +835,9 @@ impl Runtime {
         // root delivers it first. Opening a root runs no turn by itself, unless
         // the host asked for lost turns to run again.
         let rerun = self.0.options.recovery == Recovery::Rerun;
-        let lost = self.adopt_log(&member, log.pending, log.lost_turn, log.ran, !rerun, log.rerun_streak);
-        // The root never settles by itself: its parked input is not "in the log" in the settling sense.
-        member.state.borrow_mut().parked_in_log = false;
-        member.state.borrow_mut().exhausted = log.exhausted && ledger.exhausted(&[id.as_str()], false).is_some();
+        // Stopped by a spent budget that is still spent: its next move with input records that stop again.
+        let spent = log.exhausted && ledger.exhausted(&[id.as_str()], false).is_some();
+        let lost = self.adopt_log(&member, log.pending, log.lost_turn, log.ran, (!rerun, spent), log.rerun_streak);
         Ok((member, ledger, lost))
     }
 
@@ -877,9 +876,12 @@ impl Runtime {
     pub async fn close_root(&self, root: &Agent) -> Result<()> {
         self.require_root(root)?;
         // From here no call takes the handle and no new turn starts.
-        root.0.state.borrow_mut().phase = Phase::Closing;
+        root.0.state.borrow_mut().close();
         let drained = self.drain_trees(&[root.session_id().to_owned()]).await;
-        let turn = root.0.state.borrow().turn.as_ref().map(|t| (t.signal.clone(), t.done.clone()));
+        let turn = {
+            let life = root.0.state.borrow();
+            life.turn_signal(None).zip(life.turn_done())
+        };
         if let Some((signal, done)) = turn {
             signal.abort();
             done.wait().await;
@@ -893,7 +895,7 @@ impl Runtime {
             }
             st.remove_member(&root.0);
         }
-        root.0.state.borrow_mut().phase = Phase::Gone;
+        root.0.state.borrow_mut().left();
         // Answers nobody can give now: their messages stay pending in the logs.
         let orphaned: Vec<Deferred<Result<crate::SubagentResult>>> = {
             let mut st = self.0.state.borrow_mut();
@@ -983,8 +985,7 @@ impl Runtime {
     /// emitted late is ignored, even while the member's next turn runs.
     pub fn emit_part(&self, agent: &Agent, turn_id: u64, part: Part) -> bool {
         let member = &agent.0;
-        let current =
-            member.phase() == Phase::Live && member.state.borrow().turn.as_ref().is_some_and(|t| t.id == turn_id);
+        let current = member.state.borrow().runs(turn_id);
         if current {
             self.emit(RuntimeEvent::Delta {
                 root_id: member.root_id.clone(),
@@ -1075,8 +1076,7 @@ impl Runtime {
     /// resume use it. Returns the new absolute directory.
     pub async fn set_cwd(&self, agent: &Agent, turn_id: u64, path: &str) -> Result<String> {
         let member = &agent.0;
-        let current =
-            member.phase() == Phase::Live && member.state.borrow().turn.as_ref().is_some_and(|t| t.id == turn_id);
+        let current = member.state.borrow().runs(turn_id);
         if !current {
             return Err(crate::err!(
                 ActivationClosing,
@@ -1087,7 +1087,7 @@ impl Runtime {
         let cwd = self.resolve_cwd(member, Some(path))?;
         let payload = Value::object([("cwd", Some(Value::from(cwd.as_str())))]);
         self.append(member, vec![(event::CWD.to_owned(), payload)]).await?;
-        member.state.borrow_mut().cwd = Some(cwd.clone());
+        member.state.borrow_mut().moved(cwd.clone());
         Ok(cwd)
     }
 
@@ -1106,7 +1106,7 @@ impl Runtime {
 
     /// Whether a resident member captured its structured result and so takes no more input.
     pub fn is_input_closed(&self, session_id: &str) -> bool {
-        self.0.state.borrow().members.get(session_id).is_some_and(|m| m.state.borrow().input_closed)
+        self.0.state.borrow().members.get(session_id).is_some_and(|m| m.state.borrow().input_closed())
     }
 
     /// Whether a tree is draining (admitting no children; notices not sent).
@@ -1206,8 +1206,7 @@ impl Runtime {
             let member = st.members.get(id).filter(|m| m.phase() == Phase::Live && !m.is_external());
             let running = st.members.get(id).is_some_and(|m| m.is_busy());
             let rest = member.filter(|_| !running).map(|m| {
-                let s = m.state.borrow();
-                if s.parked && !s.inbox.is_empty() {
+                if m.state.borrow().has_parked_input() {
                     Rest::Parked
                 } else {
                     Rest::Idle
@@ -1277,7 +1276,7 @@ impl Runtime {
 
     /// Whether a resident member's turn is running (an open turn of anyone else was lost).
     fn turn_in_flight(&self, session_id: &str) -> bool {
-        self.0.state.borrow().members.get(session_id).is_some_and(|m| m.state.borrow().turn.is_some())
+        self.0.state.borrow().members.get(session_id).is_some_and(|m| m.state.borrow().in_turn())
     }
 
     /// Whether the member is resident and working.
@@ -1298,23 +1297,10 @@ impl Runtime {
     pub fn describe(&self, session_id: &str) -> Option<String> {
         let st = self.0.state.borrow();
         let m = st.members.get(session_id)?;
-        let s = m.state.borrow();
         Some(format!(
-            "phase {:?}, inbox {}, turn {}, parked {} (in log {}), input closed {}, writes {}, holds {}, live children {}, reservations {}, last {}, waiting {}, budget wait {}, exhausted {}",
-            s.phase,
-            s.inbox.len(),
-            s.turn.is_some(),
-            s.parked,
-            s.parked_in_log,
-            s.input_closed,
-            s.writes,
-            s.holds,
-            s.live_children,
-            st.reservations.get(session_id).map_or(0, |r| r.len()),
-            s.last.is_some(),
-            s.waiting.is_some(),
-            s.budget_wait,
-            s.exhausted,
+            "{}, reservations {}",
+            m.state.borrow().describe(),
+            st.reservations.get(session_id).map_or(0, |r| r.len())
         ))
     }
 
@@ -1463,7 +1449,7 @@ impl Runtime {
         if messages.is_empty() {
             return;
         }
-        member.state.borrow_mut().inbox.extend(messages); // durable already: taken in as accepted input
+        member.state.borrow_mut().found_in_log(messages); // durable already: taken in as accepted input
         let resident =
             self.0.state.borrow().members.get(&member.id).filter(|m| m.incarnation == member.incarnation).cloned();
         if let Some(resident) = resident {
@@ -1473,7 +1459,7 @@ impl Runtime {
 
     /// The signal of `agent`'s running turn, if it is running one.
     pub(crate) fn turn_signal(&self, agent: &Agent) -> Option<Signal> {
-        agent.0.state.borrow().turn.as_ref().map(|t| t.signal.clone())
+        agent.0.state.borrow().turn_signal(None)
     }
 
     pub(crate) fn now(&self) -> u64 {

@@ -11,6 +11,7 @@
 //! with a lost turn or pending input, parents before children, so accepted
 //! work is answered or reported without waiting for someone to message it.
 
+use super::machine::Adopted;
 use super::member::{InboxMessage, Member};
 use super::{LostTurn, Recovery, Runtime};
 use crate::core::catalog::Mode;
@@ -40,29 +41,30 @@ impl Runtime {
     /// Takes a loaded log's pending input into a new resident member. Returns
     /// the lost turn's input ids, which the caller records with
     /// [`Runtime::record_lost_turn`] before the member runs. `ran`: the log
-    /// records a turn its host was handed, so the next turn is not `first`.
+    /// records a turn its host was handed, so the next turn is not `first`;
+    /// `(parked, spent)`: an interrupt parked that input, and a budget on its
+    /// chain is still spent (its last stop said so).
     pub(crate) fn adopt_log(
         &self,
         member: &Member,
         mut pending: Vec<InboxMessage>,
         lost_turn: Option<Vec<String>>,
         mut ran: bool,
-        parked: bool,
+        (parked, spent): (bool, bool),
         rerun_streak: u32,
     ) -> Option<LostTurn> {
-        let mut st = member.state.borrow_mut();
         // A turn lost MAX_RERUNS times in a row (it kills its host, say) is not run again.
         let rerun = self.0.options.recovery == Recovery::Rerun && rerun_streak < MAX_RERUNS;
+        let mut last = None;
         if let Some(ids) = &lost_turn {
             if !rerun {
                 pending.retain(|m| !ids.contains(&m.id));
-                st.last = Some(Ok(lost_result()));
+                last = Some(lost_result());
                 // Its record consumes that input: the host was handed it.
                 ran |= !ids.is_empty();
             }
         }
-        st.turns = u32::from(ran);
-        st.adopt(pending, parked);
+        member.state.borrow_mut().adopt(member.lane(), Adopted { pending, parked, spent, ran, last });
         lost_turn.map(|input| LostTurn { input, rerun })
     }
 

@@ -15,7 +15,7 @@
 //! parent's log. The reservation is released when that write commits or when
 //! startup fails; there is no second write and no rollback.
 
-use super::machine::Tree;
+use super::machine::{Adopted, Lane, Tree};
 use super::member::{self, Delivery, InboxMessage, Kind, Member, MessageSource, Scheduling, Settlement};
 use super::{Agent, RunInfo, Runtime, RuntimeEvent, TraceRequest};
 use crate::core::agent_options::AgentOptions;
@@ -610,7 +610,8 @@ impl Runtime {
         let settlement = Settlement::new(spec.delivery);
         let place = Placement { id: &child_id, full_name: &full_name, path, next_seq: log_len, trace };
         let member = self.make_resident(spec, admission, place, Kind::Local, &settlement, admission.schema.clone());
-        member.state.borrow_mut().adopt([first], false);
+        let adopted = Adopted { pending: vec![first], parked: false, spent: false, ran: false, last: None };
+        member.state.borrow_mut().adopt(Lane::Local, adopted);
         self.emit(RuntimeEvent::Start(RunInfo {
             tool_call: spec.tool_call,
             ..self.run_info(&member, Mode::Continuable)
