@@ -75,7 +75,7 @@ fn stops(h: &Harness, name: &str) -> Vec<String> {
         .borrow()
         .iter()
         .filter_map(|e| match e {
-            RuntimeEvent::Turn { name: n, stop_reason: Some(s), .. } if n == name => Some(s.clone()),
+            RuntimeEvent::Turn { name: n, stop_reason: Some(s), .. } if n == name => Some(s.to_string()),
             _ => None,
         })
         .collect()

@@ -924,7 +924,7 @@ fn a_turn_end_event_carries_the_output_text_its_turn_end_records() {
         .iter()
         .filter_map(|e| match e {
             RuntimeEvent::Turn { name, stop_reason, output, .. } if name != "lead" => {
-                Some((name.clone(), stop_reason.clone(), output.clone()))
+                Some((name.clone(), stop_reason.as_ref().map(ToString::to_string), output.clone()))
             }
             _ => None,
         })

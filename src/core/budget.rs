@@ -235,9 +235,6 @@ pub fn remaining(limit: &Budget, spent: &Spent) -> Budget {
     out
 }
 
-/// The stop reason of a member whose budget is spent (`budget-exhausted`).
-pub const STOP_REASON: &str = "budget-exhausted";
-
 /// A budget that stopped something: whose, and which of its fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Exhausted {

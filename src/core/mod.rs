@@ -17,7 +17,7 @@
 //! | [`error`] | `SubagentError` and its stable codes |
 //! | [`signal`], [`exec`] | cancellation, and the small local executor and futures the ports return |
 //! | [`path`] | `cwd` resolution and the directory policy |
-//! | [`result`], [`schema`] | run results and content; the `outputSchema` subset (runtime feature) |
+//! | [`result`], [`stop`], [`schema`] | run results, stop reasons and content; the `outputSchema` subset (runtime feature) |
 //! | [`delta`] | the parts a host streams while a turn runs (runtime feature) |
 //! | [`agent_options`] | a member's provider, model, reasoning effort and output-token overrides, and how a child's merge over its creator's (runtime feature) |
 //! | [`budget`] | what a subtree may spend, and the ledger that reserves and counts it per tree (runtime feature) |
@@ -47,6 +47,8 @@ pub mod result;
 #[cfg(feature = "runtime")]
 pub mod schema;
 pub mod signal;
+#[cfg(feature = "runtime")]
+pub mod stop;
 pub mod store;
 #[cfg(feature = "runtime")]
 pub mod trace;

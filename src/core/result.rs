@@ -2,17 +2,7 @@
 
 use crate::core::json::Value;
 
-/// Stop reasons the seeds name. The set is open: a backend may add reasons,
-/// and consumers fall through on ones they do not know.
-pub mod stop {
-    pub const COMPLETED: &str = "completed";
-    pub const ABORTED: &str = "aborted";
-    pub const ERROR: &str = "error";
-    pub const MAX_TOKENS: &str = "max-tokens";
-    pub const REFUSAL: &str = "refusal";
-    /// A budget on the member's chain of creators is spent; its input stays pending.
-    pub const BUDGET_EXHAUSTED: &str = crate::core::budget::STOP_REASON;
-}
+pub use crate::core::stop::StopReason;
 
 /// Longest diagnostic, in UTF-8 bytes.
 pub const MAX_DIAGNOSTIC_BYTES: usize = 4096;
@@ -26,7 +16,7 @@ pub struct SubagentResult {
     pub structured: Option<Value>,
     /// Non-assistant failure detail, at most 4096 UTF-8 bytes.
     pub diagnostic: Option<String>,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     /// What the turn or external run reported spending.
     pub usage: Option<crate::core::usage::Usage>,
     /// An activation's result: its member's own and subtree totals, read
@@ -35,7 +25,7 @@ pub struct SubagentResult {
 }
 
 impl SubagentResult {
-    pub fn new(stop_reason: &str) -> Self {
+    pub fn new(stop_reason: impl Into<StopReason>) -> Self {
         SubagentResult {
             output: Value::Array(Vec::new()),
             structured: None,

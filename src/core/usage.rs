@@ -225,8 +225,8 @@ impl LogUsage {
                 event::TURN_START => open = true,
                 event::TURN_END => {
                     open = false;
-                    out.exhausted =
-                        e.payload.get("stopReason").and_then(Value::as_str) == Some(crate::core::budget::STOP_REASON);
+                    out.exhausted = e.payload.get("stopReason").and_then(Value::as_str)
+                        == Some(crate::core::stop::StopReason::BudgetExhausted.as_str());
                     if let Some(turn) = turn_usage(&e.payload) {
                         out.own.add_turn(turn.0.as_ref(), turn.1);
                     }

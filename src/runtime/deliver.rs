@@ -886,7 +886,7 @@ fn decode_source(src: &Value) -> Option<MessageSource> {
             sender_session_id: text("senderSessionId")?,
             sender_name: text("senderName").unwrap_or_default(),
             summary: text("summary").unwrap_or_default(),
-            stop_reason: text("stopReason").unwrap_or_default(),
+            stop_reason: text("stopReason").unwrap_or_default().into(),
             structured: src.get("structured").cloned(),
             diagnostic: text("diagnostic"),
         },

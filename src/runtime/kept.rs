@@ -239,8 +239,8 @@ impl LogSummary {
         if own.iter().any(|e| e.kind == event::TURN_START || e.kind == event::TURN_END) {
             self.lost_turn = super::lost_turn(tail, self.inherited);
             self.parked = super::parked(tail, self.inherited);
-            self.exhausted =
-                super::last_stop(tail, self.inherited) == Some(crate::core::result::stop::BUDGET_EXHAUSTED);
+            self.exhausted = super::last_stop(tail, self.inherited)
+                == Some(crate::core::result::StopReason::BudgetExhausted.as_str());
             self.ran |= super::ran_a_turn(own.iter().copied());
         }
         crate::core::budget::fold(&mut self.budgets, own.iter().copied());

@@ -19,7 +19,7 @@ use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::core::event;
 use crate::core::exec::Deferred;
 use crate::core::json::Value;
-use crate::core::result::{final_output, stop, text_block, SubagentResult};
+use crate::core::result::{final_output, text_block, StopReason, SubagentResult};
 use crate::core::signal::Signal;
 use crate::runtime::ports::{Turn, TurnOutcome};
 use std::rc::Rc;
@@ -151,7 +151,7 @@ impl Runtime {
         let (runtime, member) = (self.clone(), member.clone());
         member.state.borrow_mut().begin_record();
         self.spawn(Box::pin(async move {
-            let mut result = SubagentResult::new(stop::BUDGET_EXHAUSTED).with_diagnostic(diagnostic);
+            let mut result = SubagentResult::new(StopReason::BudgetExhausted).with_diagnostic(diagnostic);
             let payload = turn_end_payload(&result, &[]);
             let _ = runtime.append(&member, vec![(event::TURN_END.to_owned(), payload)]).await;
             // Its closing message is the last output it gave, if any.
@@ -246,7 +246,7 @@ impl Runtime {
         // A member reopened (or resumed) and let go without running a turn has
         // nothing new to report: its creator is not told again.
         let quiet = last.is_none() && !abort;
-        let result = last.unwrap_or_else(|| Ok(SubagentResult::new(stop::ABORTED)));
+        let result = last.unwrap_or_else(|| Ok(SubagentResult::new(StopReason::Aborted)));
         let draining = quiet || self.0.state.borrow().trees.get(&member.root_id).is_some_and(Tree::is_draining);
         if let (Some(parent), Ok(r), super::Delivery::Parent, false) =
             (&creator, &result, settlement.delivery, draining)
@@ -279,7 +279,7 @@ impl Runtime {
         self.emit(RuntimeEvent::End(RunEndInfo {
             info: self.run_info(&member, mode),
             stop_reason: match (&failure, &result) {
-                (Some(_), _) | (None, Err(_)) => stop::ERROR.to_owned(),
+                (Some(_), _) | (None, Err(_)) => StopReason::Error,
                 (None, Ok(r)) => r.stop_reason.clone(),
             },
             error: failure
@@ -664,30 +664,34 @@ fn capture(
 ) -> SubagentResult {
     let o = match outcome {
         Ok(o) => o,
-        Err(_) if signal.is_aborted() => return SubagentResult::new(stop::ABORTED),
+        Err(_) if signal.is_aborted() => return SubagentResult::new(StopReason::Aborted),
         Err(e) => {
-            return SubagentResult::new(stop::ERROR).with_diagnostic(format!("the agent host failed: {}", e.message))
+            return SubagentResult::new(StopReason::Error)
+                .with_diagnostic(format!("the agent host failed: {}", e.message))
         }
     };
     let mut result = SubagentResult {
         output: final_output(&o.messages, o.text.as_deref()),
         structured: None,
         diagnostic: o.diagnostic.map(crate::core::result::cut_diagnostic),
-        stop_reason: if o.stop_reason.is_empty() { stop::COMPLETED.to_owned() } else { o.stop_reason },
+        stop_reason: match o.stop_reason {
+            StopReason::Other(reason) if reason.is_empty() => StopReason::Completed,
+            reason => reason,
+        },
         usage: o.usage,
         totals: None,
     };
-    if let (Some(schema), true) = (schema, result.stop_reason == stop::COMPLETED) {
+    if let (Some(schema), true) = (schema, result.stop_reason == StopReason::Completed) {
         match o.structured.as_ref().map(|v| schema.validate(v)) {
             Some(Ok(())) => result.structured = o.structured,
             Some(Err(why)) => {
-                result.stop_reason = stop::ERROR.to_owned();
+                result.stop_reason = StopReason::Error;
                 result.diagnostic = Some(crate::core::result::cut_diagnostic(format!(
                     "the structured result does not match the output schema: {why}"
                 )));
             }
             None => {
-                result.stop_reason = stop::ERROR.to_owned();
+                result.stop_reason = StopReason::Error;
                 result.diagnostic =
                     Some("the turn finished without the structured result the output schema requires".into());
             }

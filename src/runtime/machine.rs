@@ -935,7 +935,7 @@ impl Tree {
 mod tests {
     use super::*;
     use crate::core::json::Value;
-    use crate::core::result::stop;
+    use crate::core::result::StopReason;
 
     fn message(id: &str, scheduling: Scheduling) -> InboxMessage {
         InboxMessage {
@@ -998,7 +998,7 @@ mod tests {
         assert!(plan.first);
         assert_eq!(plan.input.len(), 1);
         assert!(matches!(life.next(Lane::Local, false, &Gate::Free, &mut mint), Step::Idle), "one turn at a time");
-        assert!(life.turn_ended(plan.id, Ok(SubagentResult::new(stop::COMPLETED)), false).is_some());
+        assert!(life.turn_ended(plan.id, Ok(SubagentResult::new(StopReason::Completed)), false).is_some());
         assert!(settles(&mut life));
     }
 
@@ -1007,14 +1007,17 @@ mod tests {
         let (mut life, mut mint) = (Life::new(None), ids());
         accept(&mut life, "m1");
         let first = run(&mut life, &mut mint);
-        assert!(life.turn_ended(first.id, Ok(SubagentResult::new(stop::COMPLETED)), false).is_some());
+        assert!(life.turn_ended(first.id, Ok(SubagentResult::new(StopReason::Completed)), false).is_some());
         accept(&mut life, "m2");
         let second = run(&mut life, &mut mint);
-        assert!(life.turn_ended(first.id, Ok(SubagentResult::new(stop::ERROR)), false).is_none(), "stale");
+        assert!(life.turn_ended(first.id, Ok(SubagentResult::new(StopReason::Error)), false).is_none(), "stale");
         assert!(life.take_steered(first.id).is_empty(), "a stale turn takes nothing");
         assert!(life.turn.is_some(), "the second turn still runs");
-        assert!(life.turn_ended(second.id, Ok(SubagentResult::new(stop::COMPLETED)), false).is_some());
-        assert!(life.turn_ended(second.id, Ok(SubagentResult::new(stop::COMPLETED)), false).is_none(), "repeated");
+        assert!(life.turn_ended(second.id, Ok(SubagentResult::new(StopReason::Completed)), false).is_some());
+        assert!(
+            life.turn_ended(second.id, Ok(SubagentResult::new(StopReason::Completed)), false).is_none(),
+            "repeated"
+        );
     }
 
     #[test]
@@ -1045,7 +1048,7 @@ mod tests {
         accept(&mut life, "m2"); // queued behind the running turn
         life.interrupt(None).expect("the running turn is signalled").abort();
         assert!(plan.signal.is_aborted());
-        life.turn_ended(plan.id, Ok(SubagentResult::new(stop::ABORTED)), false);
+        life.turn_ended(plan.id, Ok(SubagentResult::new(StopReason::Aborted)), false);
         assert!(
             matches!(life.next(Lane::Local, false, &Gate::Free, &mut mint), Step::Idle),
             "parked: neither runs nor settles"
@@ -1076,7 +1079,7 @@ mod tests {
         life.inbox.push_back(message("m2", Scheduling::Queue));
         life.turn_unseen(plan.id, plan.input);
         assert!(life.consumed(plan.id).is_empty());
-        life.turn_ended(plan.id, Ok(SubagentResult::new(stop::ABORTED)), false);
+        life.turn_ended(plan.id, Ok(SubagentResult::new(StopReason::Aborted)), false);
         let again = run(&mut life, &mut mint);
         assert!(again.first, "the host never saw the first one");
         assert_eq!(again.input.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["m1", "m2"]);
@@ -1102,7 +1105,7 @@ mod tests {
         let (mut life, mut mint) = (Life::new(None), ids());
         accept(&mut life, "m1");
         let plan = run(&mut life, &mut mint);
-        let mut captured = SubagentResult::new(stop::COMPLETED);
+        let mut captured = SubagentResult::new(StopReason::Completed);
         captured.structured = Some(Value::from(true));
         life.turn_ended(plan.id, Ok(captured), true);
         assert_eq!(life.begin_write(0, None), Err(Refusal::InputClosed));
@@ -1114,5 +1117,256 @@ mod tests {
         assert!(!other.write_ended(None, 0));
         other.left();
         assert!(!other.is_busy(Lane::Local));
+    }
+
+    fn spent_gate() -> Gate {
+        Gate::Spent(Exhausted { owner: "r".into(), dimension: budget::Dimension::Turns, limit: 1 })
+    }
+
+    fn queued(id: &str) -> InboxMessage {
+        message(id, Scheduling::Queue)
+    }
+
+    fn input_ids(plan: &TurnPlan) -> Vec<&str> {
+        plan.input.iter().map(|m| m.id.as_str()).collect()
+    }
+
+    #[test]
+    fn input_waiting_for_budget_room_is_busy_until_its_next_move_finds_room() {
+        let (mut life, mut mint) = (Life::new(None), ids());
+        accept(&mut life, "m1");
+        assert!(matches!(life.next(Lane::Local, false, &Gate::Wait, &mut mint), Step::Idle));
+        assert!(life.waits_for_budget() && life.is_busy(Lane::Local), "it waits for room, and would run");
+        assert!(
+            matches!(life.next(Lane::Local, false, &Gate::Wait, &mut mint), Step::Idle),
+            "still no room: it neither runs nor settles around input it will run"
+        );
+        let plan = run(&mut life, &mut mint);
+        assert!(!life.waits_for_budget(), "each move looks at the budgets anew");
+        assert_eq!(input_ids(&plan), ["m1"]);
+    }
+
+    #[test]
+    fn a_spent_budget_parks_input_that_messages_do_not_wake_until_a_budget_is_raised() {
+        let (mut local, mut mint) = (Life::new(None), ids());
+        accept(&mut local, "m1");
+        assert!(matches!(local.next(Lane::Local, false, &spent_gate(), &mut mint), Step::Exhausted));
+        assert!(!local.is_busy(Lane::Local) && local.has_parked_input());
+        accept(&mut local, "m2");
+        assert!(local.has_parked_input(), "a message does not wake it");
+        assert!(settles(&mut local), "a local member settles around its input, durable in its log");
+        assert!(local.unexhaust(), "a raised budget wakes it");
+        assert!(!local.unexhaust(), "once");
+        assert_eq!(input_ids(&run(&mut local, &mut mint)), ["m1", "m2"]);
+
+        let mut root = Life::new(None);
+        accept(&mut root, "m1");
+        assert!(matches!(root.next(Lane::Root, false, &spent_gate(), &mut mint), Step::Exhausted));
+        root.interrupt(None);
+        accept(&mut root, "m2");
+        assert!(root.has_parked_input(), "interrupted while exhausted, it stays exhausted");
+        assert!(root.unexhaust() && root.has_input_to_run(), "a raised budget wakes it");
+    }
+
+    #[test]
+    fn a_member_resident_after_a_spent_stop_records_it_again_or_parks_on_a_message() {
+        let mut mint = ids();
+        // Input pending (a root reopened to rerun): its next move records the stop again.
+        let mut rerun = Life::new(None);
+        rerun.adopt(Lane::Root, adopted(vec![queued("m1")], false, true));
+        assert!(rerun.has_input_to_run() && rerun.is_busy(Lane::Root));
+        assert!(matches!(rerun.next(Lane::Root, false, &spent_gate(), &mut mint), Step::Exhausted));
+        assert!(rerun.has_parked_input() && !rerun.is_busy(Lane::Root));
+        // Nothing pending (a resume): a message parks, it does not run.
+        let mut resumed = Life::new(None);
+        resumed.adopt(Lane::Local, adopted(Vec::new(), false, true));
+        accept(&mut resumed, "m1");
+        assert!(resumed.has_parked_input() && !resumed.is_busy(Lane::Local));
+        assert!(resumed.unexhaust());
+        assert_eq!(input_ids(&run(&mut resumed, &mut mint)), ["m1"]);
+    }
+
+    #[test]
+    fn a_spent_stop_recorded_takes_the_last_output_and_names_the_input_it_answers() {
+        let (mut child, mut mint) = (Life::new(None), ids());
+        accept(&mut child, "m1");
+        let plan = run(&mut child, &mut mint);
+        let mut done = SubagentResult::new(StopReason::Completed);
+        done.output = Value::from("the last words");
+        child.turn_ended(plan.id, Ok(done), false);
+        accept(&mut child, "m2");
+        assert!(matches!(child.next(Lane::Local, false, &spent_gate(), &mut mint), Step::Exhausted));
+        child.begin_record();
+        let mut stop = SubagentResult::new(StopReason::BudgetExhausted);
+        assert_eq!(child.exhausted_recorded(&mut stop, true), ["m2"]);
+        assert_eq!(stop.output, Value::from("the last words"));
+        assert!(!child.writing(), "the record's write ended");
+        assert_eq!(child.take_last().unwrap().unwrap().stop_reason, StopReason::BudgetExhausted, "a child keeps it");
+
+        let mut root = Life::new(None);
+        root.begin_record();
+        let mut stop = SubagentResult::new(StopReason::BudgetExhausted);
+        assert!(root.exhausted_recorded(&mut stop, false).is_empty());
+        assert!(root.take_last().is_none(), "a root does not keep it");
+    }
+
+    #[test]
+    fn what_the_log_says_decides_how_a_member_becomes_resident() {
+        let mut mint = ids();
+        let mut root = Life::new(None);
+        root.adopt(Lane::Root, Adopted { ran: true, ..adopted(vec![queued("m1")], true, false) });
+        assert!(root.has_parked_input(), "a root's pending input waits as after an interrupt");
+        accept(&mut root, "m2"); // a waking send
+        let plan = match root.next(Lane::Root, false, &Gate::Free, &mut mint) {
+            Step::Run(plan) => plan,
+            _ => panic!("expected a turn"),
+        };
+        assert_eq!(input_ids(&plan), ["m1", "m2"]);
+        assert!(!plan.first, "the log records a turn its host was handed");
+
+        let mut lost = Life::new(None);
+        lost.adopt(
+            Lane::Local,
+            Adopted { last: Some(SubagentResult::new(StopReason::Error)), ..adopted(vec![], true, false) },
+        );
+        assert!(!lost.has_parked_input(), "nothing pending: nothing parked");
+        assert!(lost.take_last().is_some(), "a lost turn's result is its last");
+    }
+
+    #[test]
+    fn messages_found_in_the_log_count_in_the_queue_and_wake_nothing() {
+        let (mut life, mut mint) = (Life::new(None), ids());
+        accept(&mut life, "m1");
+        let plan = run(&mut life, &mut mint);
+        life.interrupt(None);
+        life.turn_ended(plan.id, Ok(SubagentResult::new(StopReason::Aborted)), false);
+        let mut found = queued("m2");
+        found.content = Value::from("x".repeat(100));
+        let size = queued_size(&found);
+        life.found_in_log([found]);
+        assert_eq!(life.queued(), size, "held like any input");
+        assert_eq!(life.begin_write(1, Some(size)), Err(Refusal::Full(size)), "the cap counts it");
+        assert!(life.has_parked_input(), "not a waking send: nobody was told it landed");
+        accept(&mut life, "m3");
+        let plan = run(&mut life, &mut mint);
+        assert_eq!(input_ids(&plan), ["m2", "m3"]);
+        assert_eq!(life.queued(), 0, "the turn took its bytes");
+    }
+
+    #[test]
+    fn a_turns_wait_lines_up_is_woken_once_and_ends_with_its_turn() {
+        let (mut life, mut mint) = (Life::new(None), ids());
+        accept(&mut life, "m1");
+        let plan = run(&mut life, &mut mint);
+        life.begin_wait(Wait::Steer, 7);
+        assert_eq!(life.waits_for(), Some(Wait::Steer));
+        let wake = Deferred::new();
+        assert_eq!(life.line_up(7, wake.clone()), Some(false), "new in line");
+        assert_eq!(life.line_up(8, Deferred::new()), None, "not this member's wait");
+        assert!(life.steer_wake().is_none(), "no steered message pending");
+        life.begin_write(0, None).unwrap();
+        life.write_ended(Some(message("s1", Scheduling::Steer)), 0);
+        assert!(life.steer_wake().is_some(), "a steered message wakes a wait for one");
+        assert!(life.wake_for_quiet(8).is_none(), "another ticket");
+        assert!(life.wake_for_quiet(7).is_some(), "woken for a quiet moment");
+        assert!(life.wake_for_quiet(7).is_none(), "once");
+        assert_eq!(life.line_up(7, Deferred::new()), Some(false), "in line again");
+        assert_eq!(life.end_wait(7), Some(true), "it ends in line: the driver takes it out of its tree's line");
+        assert_eq!(life.end_wait(7), None, "once");
+        // A wait still in line when its turn ends is woken and cleared.
+        life.begin_wait(Wait::Interrupt, 9);
+        life.line_up(9, wake.clone());
+        life.turn_ended(plan.id, Ok(SubagentResult::new(StopReason::Completed)), false);
+        assert!(wake.is_set() && life.waits_for().is_none() && life.end_wait(9).is_none());
+    }
+
+    #[test]
+    fn an_external_runs_result_is_the_first_known_and_teardown_takes_it() {
+        let mut life = Life::new(None);
+        life.run_ended(Ok(SubagentResult::new(StopReason::MaxTokens)));
+        life.run_ended(Ok(SubagentResult::new(StopReason::Aborted)));
+        assert!(life.is_busy(Lane::External), "a live run works");
+        assert_eq!(life.take_last().unwrap().unwrap().stop_reason, StopReason::MaxTokens);
+        assert!(life.take_last().is_none());
+    }
+
+    #[test]
+    fn a_full_queue_refuses_a_message_but_not_a_notice_and_a_move_is_kept() {
+        let mut life = Life::new(None);
+        life.begin_write(10, Some(16)).unwrap();
+        assert_eq!(life.begin_write(10, Some(16)), Err(Refusal::Full(10)));
+        assert!(life.begin_write(10, None).is_ok(), "a notice always lands");
+        assert_eq!(life.queued(), 20);
+        assert!(!life.write_ended(None, 10) && life.queued() == 10, "a refused write gives its bytes back");
+        assert_eq!(life.cwd(), None);
+        life.moved("/work/sub".into());
+        assert_eq!(life.cwd(), Some("/work/sub"));
+    }
+
+    #[test]
+    fn a_trees_admission_reserves_a_spawn_and_opens_the_childs_budget() {
+        let mut ledger = Ledger::default();
+        ledger.set("p", Budget { spawns: Some(1), ..Budget::default() }, Spent::default());
+        let mut tree = Tree::new(ledger);
+        assert!(tree.exhausted(&["p"], true).is_none());
+        tree.admit(&["p"]);
+        assert_eq!(tree.reserved(), 1);
+        assert!(tree.exhausted(&["p"], true).is_some(), "the start in flight counts against spawns");
+        let own = Budget { turns: Some(3), ..Budget::default() };
+        tree.admitted(&["p"], Some("c"), true, None, Some(own));
+        assert!(tree.full(1) && tree.reserved() == 0, "the slot is live");
+        assert_eq!(tree.ledger().budget_of("c").map(|(set, _)| set), Some(own));
+        assert!(tree.exhausted(&["p"], true).is_some(), "the committed spawn is spent");
+        tree.admit(&["c", "p"]);
+        tree.admitted(&["c", "p"], None, false, None, None);
+        assert!(tree.full(1), "a failed start gives its slot back");
+    }
+
+    #[test]
+    fn a_tree_without_budgets_is_free_and_a_turn_kicks_waiters_once() {
+        let mut free = Tree::default();
+        assert_eq!(free.gate(&["m"]), Gate::Free);
+        assert!(!free.turn_spent(1, &["m"], &Spent::default(), None), "nothing to count");
+        let mut ledger = Ledger::default();
+        ledger.set("m", Budget { turns: Some(1), ..Budget::default() }, Spent::default());
+        let mut tree = Tree::new(ledger);
+        let Gate::Open(allowance) = tree.gate(&["m"]) else { panic!("room for one turn") };
+        tree.reserve_turn(1, &["m"], &allowance);
+        assert_eq!(tree.gate(&["m"]), Gate::Wait, "its room is reserved");
+        tree.wait_for_room();
+        let one = Spent { turns: 1, ..Spent::default() };
+        assert!(tree.turn_spent(1, &["m"], &one, None), "the end kicks the waiting");
+        assert!(matches!(tree.gate(&["m"]), Gate::Spent(_)));
+        tree.set_budget("m", Some(Budget { turns: Some(2), ..Budget::default() }), one);
+        assert!(matches!(tree.gate(&["m"]), Gate::Open(_)), "a raised budget has room");
+        tree.set_budget("m", None, Spent::default());
+        assert_eq!(tree.remaining(&["m"]), Budget::default(), "cleared");
+    }
+
+    #[test]
+    fn a_tree_drains_recovers_fires_its_changes_and_keeps_its_line() {
+        let mut tree = Tree::default();
+        assert!(!tree.is_draining() && !tree.is_recovering());
+        tree.drain();
+        tree.begin_recovery();
+        assert!(tree.is_draining() && tree.is_recovering());
+        tree.end_recovery();
+        assert!(!tree.is_recovering());
+        let changed = tree.changed();
+        let fired = tree.take_changed();
+        fired.set(());
+        assert!(changed.is_set() && !tree.changed().is_set(), "a new wake waits for the next change");
+        let (a, b) = (tree.mint_ticket(), tree.mint_ticket());
+        assert!(b > a);
+        tree.line_up("m1", a, true);
+        tree.line_up("m2", b, false);
+        assert_eq!(tree.next_in_line(), Some(("m2".to_owned(), b)), "woken for a moment that passed: first again");
+        tree.line_up("m3", b + 1, true);
+        tree.leave_line(a);
+        assert_eq!(tree.next_in_line(), Some(("m3".to_owned(), b + 1)));
+        assert!(!tree.has_waiters());
+        let last = tree.changed();
+        tree.close();
+        assert!(last.is_set(), "closing wakes whoever waits on its work");
     }
 }

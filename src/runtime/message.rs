@@ -27,7 +27,7 @@ pub enum MessageSource {
         sender_session_id: String,
         sender_name: String,
         summary: String,
-        stop_reason: String,
+        stop_reason: crate::core::result::StopReason,
         structured: Option<Value>,
         diagnostic: Option<String>,
     },

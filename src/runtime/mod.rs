@@ -172,7 +172,7 @@ pub enum RuntimeEvent {
         root_id: String,
         session_id: String,
         name: String,
-        stop_reason: Option<String>,
+        stop_reason: Option<crate::core::result::StopReason>,
         output: Option<String>,
         parked: bool,
         /// On end: what the turn reported spending.
@@ -284,7 +284,7 @@ pub type TraceSource = Rc<dyn Fn(&TraceRequest) -> Option<TraceContext>>;
 pub struct RunEndInfo {
     pub info: RunInfo,
     /// The result's stop reason, or `error` when teardown failed.
-    pub stop_reason: String,
+    pub stop_reason: crate::core::result::StopReason,
     pub error: Option<String>,
 }
 
@@ -1585,7 +1585,7 @@ impl LoadedLog {
             lost_turn: lost_turn(events, inherited),
             parked: parked(events, inherited),
             ran: ran_a_turn(events.iter().filter(|e| e.seq >= inherited)),
-            exhausted: last_stop(events, inherited) == Some(crate::core::result::stop::BUDGET_EXHAUSTED),
+            exhausted: last_stop(events, inherited) == Some(crate::core::result::StopReason::BudgetExhausted.as_str()),
             budgets: {
                 let mut budgets = crate::core::budget::Budgets::default();
                 crate::core::budget::fold(&mut budgets, events.iter().filter(|e| e.seq >= inherited));
@@ -1674,8 +1674,11 @@ pub(crate) fn ran_a_turn<'a>(mut own: impl Iterator<Item = &'a SessionEvent>) ->
 /// Whether the last own turn ended `aborted` (an interrupt, disposal or
 /// drain) or `budget-exhausted`: its pending input waits.
 pub(crate) fn parked(events: &[SessionEvent], inherited: u64) -> bool {
-    use crate::core::result::stop;
-    matches!(last_stop(events, inherited), Some(stop::ABORTED | stop::BUDGET_EXHAUSTED))
+    use crate::core::result::StopReason;
+    matches!(
+        last_stop(events, inherited).map(StopReason::from),
+        Some(StopReason::Aborted | StopReason::BudgetExhausted)
+    )
 }
 
 /// The stop reason of the last own turn event, when that is an end.

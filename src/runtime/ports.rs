@@ -79,7 +79,8 @@ impl Turn {
 /// What a turn produced.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TurnOutcome {
-    pub stop_reason: String,
+    /// Why it stopped (default `completed`; an empty host reason reads as `completed` too).
+    pub stop_reason: crate::core::result::StopReason,
     /// Assistant messages' contents, in order (see [`crate::core::result::final_output`]).
     pub messages: Vec<Value>,
     /// The accumulated assistant text stream.

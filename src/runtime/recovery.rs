@@ -18,7 +18,7 @@ use crate::core::catalog::Mode;
 use crate::core::event;
 use crate::core::json::Value;
 use crate::core::listing::Row;
-use crate::core::result::{stop, SubagentResult};
+use crate::core::result::{StopReason, SubagentResult};
 use crate::core::signal::Signal;
 use crate::core::store::ReadQuery;
 use std::rc::Rc;
@@ -129,7 +129,8 @@ impl Runtime {
                 let inherited = event::inherited_event_count(&events);
                 // Parked input waits for a waking send, across a restart too;
                 // input a spent budget parked runs once its budgets have room.
-                let stopped = super::last_stop(&events, inherited) == Some(crate::core::result::stop::BUDGET_EXHAUSTED);
+                let stopped = super::last_stop(&events, inherited)
+                    == Some(crate::core::result::StopReason::BudgetExhausted.as_str());
                 let waits = super::parked(&events, inherited) && !(stopped && self.has_room(root_id, &rows, index));
                 let needs = super::lost_turn(&events, inherited).is_some()
                     || (!waits && !super::deliver::pending_messages(&events).is_empty());
@@ -163,5 +164,5 @@ impl Runtime {
 }
 
 fn lost_result() -> SubagentResult {
-    SubagentResult::new(stop::ERROR).with_diagnostic(LOST_TURN.to_owned())
+    SubagentResult::new(StopReason::Error).with_diagnostic(LOST_TURN.to_owned())
 }

@@ -2,19 +2,19 @@
 //! full name; agents' messages are framed as data from another agent, never
 //! as instructions from the user.
 
-use crate::core::result::{content_text, stop, SubagentResult};
+use crate::core::result::{content_text, StopReason, SubagentResult};
 use crate::runtime::{InboxMessage, MessageSource};
 
 /// One line on how a child ended.
-pub fn settled_summary(name: &str, stop_reason: &str) -> String {
+pub fn settled_summary(name: &str, stop_reason: &StopReason) -> String {
     match stop_reason {
-        stop::COMPLETED => format!("Subagent {name} finished."),
-        stop::ABORTED => format!("Subagent {name} was stopped before it finished."),
-        stop::ERROR => format!("Subagent {name} failed."),
-        stop::MAX_TOKENS => format!("Subagent {name} ran out of output tokens before it finished."),
-        stop::REFUSAL => format!("Subagent {name} declined the task."),
-        stop::BUDGET_EXHAUSTED => format!("Subagent {name} ran out of budget before it finished."),
-        other => format!("Subagent {name} ended ({other})."),
+        StopReason::Completed => format!("Subagent {name} finished."),
+        StopReason::Aborted => format!("Subagent {name} was stopped before it finished."),
+        StopReason::Error => format!("Subagent {name} failed."),
+        StopReason::MaxTokens => format!("Subagent {name} ran out of output tokens before it finished."),
+        StopReason::Refusal => format!("Subagent {name} declined the task."),
+        StopReason::BudgetExhausted => format!("Subagent {name} ran out of budget before it finished."),
+        StopReason::Other(other) => format!("Subagent {name} ended ({other})."),
     }
 }
 
@@ -107,12 +107,18 @@ mod tests {
 
     #[test]
     fn one_summary_line_per_stop_reason() {
-        assert_eq!(settled_summary("reviewer/checker", "completed"), "Subagent reviewer/checker finished.");
-        assert_eq!(settled_summary("a", "aborted"), "Subagent a was stopped before it finished.");
-        assert_eq!(settled_summary("a", "error"), "Subagent a failed.");
-        assert_eq!(settled_summary("a", "max-tokens"), "Subagent a ran out of output tokens before it finished.");
-        assert_eq!(settled_summary("a", "refusal"), "Subagent a declined the task.");
-        assert_eq!(settled_summary("a", "paused"), "Subagent a ended (paused).");
+        assert_eq!(
+            settled_summary("reviewer/checker", &StopReason::from("completed")),
+            "Subagent reviewer/checker finished."
+        );
+        assert_eq!(settled_summary("a", &StopReason::from("aborted")), "Subagent a was stopped before it finished.");
+        assert_eq!(settled_summary("a", &StopReason::from("error")), "Subagent a failed.");
+        assert_eq!(
+            settled_summary("a", &StopReason::from("max-tokens")),
+            "Subagent a ran out of output tokens before it finished."
+        );
+        assert_eq!(settled_summary("a", &StopReason::from("refusal")), "Subagent a declined the task.");
+        assert_eq!(settled_summary("a", &StopReason::from("paused")), "Subagent a ended (paused).");
     }
 
     #[test]

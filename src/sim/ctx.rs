@@ -91,7 +91,7 @@ pub struct Lifecycle {
     /// Per child id: how many starts and ends this runtime emitted.
     pub counts: BTreeMap<String, (u32, u32)>,
     /// `(id, k)` → the k-th end's stop reason and error.
-    pub ends: BTreeMap<(String, u32), (String, Option<String>)>,
+    pub ends: BTreeMap<(String, u32), (crate::core::result::StopReason, Option<String>)>,
 }
 
 pub struct Ctx {

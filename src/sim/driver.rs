@@ -176,7 +176,7 @@ fn on_event(ctx: &Ctx, event: &RuntimeEvent) {
     match event {
         RuntimeEvent::Turn { session_id, stop_reason: Some(stop), .. } => {
             ctx.reportable.borrow_mut().insert(session_id.clone());
-            if stop == crate::core::result::stop::BUDGET_EXHAUSTED {
+            if *stop == crate::core::result::StopReason::BudgetExhausted {
                 ctx.ops.bump("event.budget_exhausted");
             }
         }
@@ -203,7 +203,7 @@ fn on_event(ctx: &Ctx, event: &RuntimeEvent) {
             c.1 += 1;
             ctx.ops.bump("event.subagent_end");
             let k = c.1;
-            if end.error.is_some() && end.stop_reason != crate::core::result::stop::ERROR {
+            if end.error.is_some() && end.stop_reason != crate::core::result::StopReason::Error {
                 ctx.violation(format!("subagent/end for {id} reports an error with stop reason {}", end.stop_reason));
             }
             ctx.note(|| format!("end {} ({id}): {} {:?}", end.info.name, end.stop_reason, end.error));

@@ -9,7 +9,7 @@ use crate::core::error::{ErrorCode, Result, SubagentError};
 use crate::core::exec::{yield_now, LocalBoxFuture};
 use crate::core::json::Value;
 use crate::core::name::is_valid_name;
-use crate::core::result::stop;
+use crate::core::result::StopReason;
 use crate::runtime::ports::{AgentHost, Turn, TurnOutcome};
 use crate::runtime::tools::{ToolResult, INTERRUPT_AGENT, LIST_AGENTS, SEND_MESSAGE};
 use crate::runtime::{InboxMessage, Runtime, WaitEnd};
@@ -105,7 +105,7 @@ impl AgentHost for SimHost {
             if turn.signal.is_aborted() {
                 // Both an aborted stop and a failure after abort capture as `aborted`.
                 return if ctx.rng.chance(0.5) {
-                    Ok(TurnOutcome { stop_reason: stop::ABORTED.into(), ..TurnOutcome::default() })
+                    Ok(TurnOutcome { stop_reason: StopReason::Aborted, ..TurnOutcome::default() })
                 } else {
                     Err(SubagentError::new(ErrorCode::Cancelled, "sim: the model call was aborted"))
                 };
@@ -115,7 +115,7 @@ impl AgentHost for SimHost {
             }
             let reason = random_stop(&ctx);
             let mut outcome = crate::testkit::completed(&format!("{} says {reason}", turn.name));
-            outcome.stop_reason = reason.into();
+            outcome.stop_reason = reason.clone();
             outcome.usage = Some(super::budgets::usage(&ctx, &turn));
             if turn.output_schema.is_some() {
                 outcome.structured = match ctx.rng.weighted(&[70, 15, 15]) {

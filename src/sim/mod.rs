@@ -71,6 +71,7 @@ pub use ctx::Rates;
 use crate::core::error::ErrorCode;
 use crate::core::event;
 use crate::core::json::Value;
+use crate::core::result::StopReason;
 use crate::core::store::ReadQuery;
 use crate::RuntimeOptions;
 use ctx::Ctx;
@@ -299,7 +300,7 @@ fn check_activations(ctx: &Ctx, epoch: &Rc<Epoch>, exec: &crate::core::exec::Loc
             continue;
         };
         let expected = match (&disposed, &result) {
-            (Some(Err(e)), _) if e.code == ErrorCode::ActivationTeardownFailed => "error".to_owned(),
+            (Some(Err(e)), _) if e.code == ErrorCode::ActivationTeardownFailed => StopReason::Error,
             (Some(Err(e)), _) => {
                 ctx.violation(format!("dispose of the settled {} failed with {}: {e}", held.act.name, e.code));
                 continue;
@@ -309,7 +310,7 @@ fn check_activations(ctx: &Ctx, epoch: &Rc<Epoch>, exec: &crate::core::exec::Loc
                 continue;
             }
             (Some(Ok(())), Ok(r)) => r.stop_reason.clone(),
-            (Some(Ok(())), Err(_)) => "error".to_owned(),
+            (Some(Ok(())), Err(_)) => StopReason::Error,
         };
         if stop != expected {
             ctx.violation(format!(
@@ -356,7 +357,7 @@ fn check_drained(ctx: &Ctx, epoch: &Rc<Epoch>, exec: &crate::core::exec::LocalEx
                 ctx.violation(format!("the ask {} to {} has no answer after every tree closed", ask.id, ask.target))
             }
             // A spent budget answers with its stop; the message stays pending in the log.
-            Some(Ok(r)) if r.stop_reason == crate::core::result::stop::BUDGET_EXHAUSTED => {}
+            Some(Ok(r)) if r.stop_reason == StopReason::BudgetExhausted => {}
             Some(Ok(_)) => {
                 let log = ctx.inner.read_now(&ask.target, &ReadQuery::default()).unwrap_or_default();
                 let consumed = log.iter().filter(|e| e.kind == event::TURN_END).any(|e| {

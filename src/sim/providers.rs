@@ -8,7 +8,7 @@ use crate::core::error::{ErrorCode, Result, SubagentError};
 use crate::core::event::SessionEvent;
 use crate::core::exec::{Deferred, LocalBoxFuture, LocalExecutor};
 use crate::core::json::Value;
-use crate::core::result::{stop, SubagentResult};
+use crate::core::result::{StopReason, SubagentResult};
 use crate::core::signal::Signal;
 use crate::runtime::ports::{
     Capabilities, ContinuableCreateRequest, ContinuableCreateSpec, Provider, Run, StartRequest,
@@ -101,10 +101,10 @@ impl Run for SimRun {
             let (late, ctx) = (state.clone(), self.1.clone());
             self.2.spawn(Box::pin(async move {
                 ctx.delay(ctx.rng.range(1, 20)).await;
-                late.result.set(Ok(SubagentResult::new(stop::ABORTED)));
+                late.result.set(Ok(SubagentResult::new(StopReason::Aborted)));
             }));
         } else {
-            state.result.set(Ok(SubagentResult::new(stop::ABORTED)));
+            state.result.set(Ok(SubagentResult::new(StopReason::Aborted)));
         }
         Box::pin(async move {
             if state.dispose_fails {
@@ -126,11 +126,12 @@ pub struct SimExt {
     pub next: Cell<u64>,
 }
 
-const STOPS: [&str; 5] = [stop::COMPLETED, stop::ABORTED, stop::ERROR, stop::MAX_TOKENS, stop::REFUSAL];
+static STOPS: [StopReason; 5] =
+    [StopReason::Completed, StopReason::Aborted, StopReason::Error, StopReason::MaxTokens, StopReason::Refusal];
 
 /// A random stop reason, mostly `completed`.
-pub fn random_stop(ctx: &Ctx) -> &'static str {
-    STOPS[ctx.rng.weighted(&[70, 6, 8, 8, 8])]
+pub fn random_stop(ctx: &Ctx) -> &'static StopReason {
+    &STOPS[ctx.rng.weighted(&[70, 6, 8, 8, 8])]
 }
 
 impl Provider for SimExt {
@@ -191,13 +192,13 @@ impl Provider for SimExt {
                     crate::core::exec::yield_now().await;
                 }
                 let outcome = if signal.is_aborted() || run.stop.is_aborted() {
-                    Ok(SubagentResult::new(stop::ABORTED))
+                    Ok(SubagentResult::new(StopReason::Aborted))
                 } else if error {
                     Err(SubagentError::new(ErrorCode::PersistenceUnavailable, "sim: the runner lost the run"))
                 } else {
-                    let mut r = SubagentResult::new(reason);
+                    let mut r = SubagentResult::new(reason.clone());
                     r.output = text(&format!("run {} says {reason}", run.id));
-                    if reason != stop::COMPLETED {
+                    if *reason != StopReason::Completed {
                         r.diagnostic = Some(format!("sim: {reason}"));
                     }
                     Ok(r)

@@ -182,7 +182,7 @@ fn host_value(value: &JsValue, budget: Budget, what: &str) -> Result<Value> {
 /// `{ stopReason?, messages?, text?, structured?, diagnostic?, usage? }`.
 fn outcome_from_js(value: &JsValue, budget: Budget) -> Result<TurnOutcome> {
     if value.is_undefined() || value.is_null() {
-        return Ok(TurnOutcome { stop_reason: "completed".into(), ..TurnOutcome::default() });
+        return Ok(TurnOutcome::default());
     }
     let v = host_value(value, budget, "host.runTurn returned")?;
     outcome_from_value(value, &v).map_err(|m| invalid(format!("host.runTurn returned {m}")))
@@ -206,7 +206,8 @@ fn outcome_from_value(value: &JsValue, v: &Value) -> std::result::Result<TurnOut
         Some(other) => return Err(format!("messages as {}; it must be an array", other.kind())),
     };
     Ok(TurnOutcome {
-        stop_reason: text("stopReason")?.unwrap_or_else(|| "completed".into()),
+        stop_reason: text("stopReason")?
+            .map_or(crate::core::result::StopReason::Completed, crate::core::result::StopReason::from),
         messages,
         text: text("text")?,
         structured: v.get("structured").filter(|s| **s != Value::Null).cloned(),
@@ -487,7 +488,7 @@ fn result_from_value(value: &JsValue, v: &Value) -> std::result::Result<Subagent
         output,
         structured: v.get("structured").filter(|s| **s != Value::Null).cloned(),
         diagnostic,
-        stop_reason,
+        stop_reason: stop_reason.into(),
         usage: usage_of(v)?,
         totals: None,
     })

@@ -30,7 +30,7 @@ pub(super) fn message_to_js(m: &InboxMessage) -> JsValue {
 pub(super) fn result_to_js(r: &SubagentResult) -> JsValue {
     let obj = Object::new();
     set(&obj, "output", &value_to_js(&r.output));
-    set(&obj, "stopReason", &JsValue::from_str(&r.stop_reason));
+    set(&obj, "stopReason", &JsValue::from_str(r.stop_reason.as_str()));
     if let Some(s) = &r.structured {
         set(&obj, "structured", &value_to_js(s));
     }
@@ -103,7 +103,7 @@ fn event_value(event: &RuntimeEvent) -> JsValue {
         RuntimeEvent::Start(i) => info_obj(i).into(),
         RuntimeEvent::End(e) => {
             let obj = info_obj(&e.info);
-            set(&obj, "stopReason", &JsValue::from_str(&e.stop_reason));
+            set(&obj, "stopReason", &JsValue::from_str(e.stop_reason.as_str()));
             if let Some(err) = &e.error {
                 set(&obj, "error", &JsValue::from_str(err));
             }
@@ -138,7 +138,7 @@ fn event_value(event: &RuntimeEvent) -> JsValue {
             set(&obj, "name", &JsValue::from_str(name));
             set(&obj, "phase", &JsValue::from_str(if stop_reason.is_some() { "end" } else { "start" }));
             if let Some(reason) = stop_reason {
-                set(&obj, "stopReason", &JsValue::from_str(reason));
+                set(&obj, "stopReason", &JsValue::from_str(reason.as_str()));
             }
             if let Some(text) = output {
                 set(&obj, "output", &JsValue::from_str(text));

@@ -199,7 +199,7 @@ impl Harness {
             .borrow()
             .iter()
             .filter_map(|e| match e {
-                RuntimeEvent::End(i) => Some((i.info.name.clone(), i.stop_reason.clone())),
+                RuntimeEvent::End(i) => Some((i.info.name.clone(), i.stop_reason.to_string())),
                 _ => None,
             })
             .collect()
