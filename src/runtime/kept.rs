@@ -221,7 +221,7 @@ impl LogSummary {
     /// Folds the events from `len` on (contiguous, checked by the caller) into the summary.
     fn fold(&mut self, tail: &[SessionEvent]) -> Result<()> {
         let own: Vec<&SessionEvent> = tail.iter().filter(|e| e.seq >= self.inherited).collect();
-        self.child_names.extend(super::taken_names(&crate::core::catalog::project_each(tail, self.inherited)));
+        self.child_names.extend(super::log::taken_names(&crate::core::catalog::project_each(tail, self.inherited)));
         if let Some(cwd) = own.iter().rev().find_map(|e| match e.kind.as_str() {
             event::CWD | event::SESSION_START => e.payload.get("cwd").and_then(Value::as_str).map(str::to_owned),
             _ => None,
@@ -237,18 +237,18 @@ impl LogSummary {
                 .filter(|m| !consumed.contains(m.id.as_str())),
         );
         if own.iter().any(|e| e.kind == event::TURN_START || e.kind == event::TURN_END) {
-            self.lost_turn = super::lost_turn(tail, self.inherited);
-            self.parked = super::parked(tail, self.inherited);
-            self.exhausted = super::last_stop(tail, self.inherited)
+            self.lost_turn = super::log::lost_turn(tail, self.inherited);
+            self.parked = super::log::parked(tail, self.inherited);
+            self.exhausted = super::log::last_stop(tail, self.inherited)
                 == Some(crate::core::result::StopReason::BudgetExhausted.as_str());
-            self.ran |= super::ran_a_turn(own.iter().copied());
+            self.ran |= super::log::ran_a_turn(own.iter().copied());
         }
         crate::core::budget::fold(&mut self.budgets, own.iter().copied());
-        self.rerun_streak = super::rerun_streak(self.rerun_streak, own.iter().copied());
+        self.rerun_streak = super::log::rerun_streak(self.rerun_streak, own.iter().copied());
         if let Some(trace) = crate::core::trace::TraceContext::of_events(own.iter().copied(), self.inherited) {
             self.trace = Some(trace);
         }
-        if let Some(options) = super::agent_options_of(own.iter().copied()) {
+        if let Some(options) = super::log::agent_options_of(own.iter().copied()) {
             self.agent_options = options;
         }
         self.len += tail.len() as u64;

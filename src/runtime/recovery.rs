@@ -129,10 +129,11 @@ impl Runtime {
                 let inherited = event::inherited_event_count(&events);
                 // Parked input waits for a waking send, across a restart too;
                 // input a spent budget parked runs once its budgets have room.
-                let stopped = super::last_stop(&events, inherited)
+                let stopped = super::log::last_stop(&events, inherited)
                     == Some(crate::core::result::StopReason::BudgetExhausted.as_str());
-                let waits = super::parked(&events, inherited) && !(stopped && self.has_room(root_id, &rows, index));
-                let needs = super::lost_turn(&events, inherited).is_some()
+                let waits =
+                    super::log::parked(&events, inherited) && !(stopped && self.has_room(root_id, &rows, index));
+                let needs = super::log::lost_turn(&events, inherited).is_some()
                     || (!waits && !super::deliver::pending_messages(&events).is_empty());
                 if needs && !self.0.state.borrow().members.contains_key(rows[index].id()) {
                     // Released at once: the release moves it on (runs its input or settles).

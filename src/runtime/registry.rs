@@ -1,0 +1,191 @@
+//! The registry of a runtime's resident members: who is resident, indexed
+//! by creator and by tree, the trees' machines, the names reserved by starts
+//! in flight, the claims of sessions being created or resumed, and the hosts
+//! waiting for answers. Also the inspection calls invariant checks use.
+
+use super::machine::Tree;
+use super::member::{Kind, Member};
+use super::Runtime;
+use crate::core::error::{Quoted, Result};
+use crate::core::exec::Deferred;
+use crate::core::hash::{HashMap, HashSet};
+use std::rc::Rc;
+
+#[derive(Default)]
+pub(crate) struct State {
+    /// Resident members by Session id; changed only through `insert_member`
+    /// and `remove_member`, which keep `children` in step.
+    pub members: HashMap<String, Rc<Member>>,
+    /// Session ids of resident members by their `parent_id`: teardown and
+    /// resume find a member's children without scanning every member (a
+    /// drain of n members was n scans of n).
+    children: HashMap<String, HashSet<String>>,
+    /// Session ids of resident members by their tree root (the root's own
+    /// included): quiet checks, drains and name lookups read one tree, not
+    /// every tree a runtime hosts.
+    by_root: HashMap<String, HashSet<String>>,
+    pub trees: HashMap<String, Tree>,
+    /// Names reserved by starts in flight, per parent.
+    pub reservations: HashMap<String, HashSet<String>>,
+    /// Sessions being created or resumed (guards duplicate ids and double resume).
+    pub materializing: Claims,
+    /// Host waits for the turn that consumes a message: message id -> (root, answer).
+    pub answers: HashMap<String, (String, Deferred<Result<crate::SubagentResult>>)>,
+    /// Resident external runs by their start's `run_token`; kept in step by
+    /// `insert_member` and `remove_member`.
+    pub(super) runs: HashMap<u64, RunEntry>,
+}
+
+/// An external run's live output: whose it is, and its open tool calls
+/// (the run's own call id -> the runtime's `callId` and the tool's name).
+pub(crate) struct RunEntry {
+    pub id: String,
+    pub calls: HashMap<String, (u64, String)>,
+}
+
+/// Open tool calls one run may hold: a run that never ends its calls holds no more.
+pub(super) const MAX_OPEN_RUN_CALLS: usize = 1024;
+
+impl State {
+    /// Makes `member` the resident member of its Session id.
+    pub fn insert_member(&mut self, member: Rc<Member>) {
+        if let Some(parent) = &member.parent_id {
+            self.children.entry(parent.clone()).or_default().insert(member.id.clone());
+        }
+        self.by_root.entry(member.root_id.clone()).or_default().insert(member.id.clone());
+        if let Kind::External { token, .. } = &member.kind {
+            self.runs.insert(*token, RunEntry { id: member.id.clone(), calls: HashMap::default() });
+        }
+        self.members.insert(member.id.clone(), member);
+    }
+
+    /// Removes `member` from residency, if it is still the resident one.
+    pub fn remove_member(&mut self, member: &Rc<Member>) {
+        if !self.members.get(&member.id).is_some_and(|m| Rc::ptr_eq(m, member)) {
+            return;
+        }
+        self.members.remove(&member.id);
+        if let Kind::External { token, .. } = &member.kind {
+            self.runs.remove(token);
+        }
+        if let Some(parent) = &member.parent_id {
+            unindex(&mut self.children, parent, &member.id);
+        }
+        unindex(&mut self.by_root, &member.root_id, &member.id);
+    }
+
+    /// The resident members whose `parent_id` is `parent`.
+    pub fn children_of<'a>(&'a self, parent: &str) -> impl Iterator<Item = &'a Rc<Member>> + 'a {
+        self.children.get(parent).into_iter().flatten().filter_map(|id| self.members.get(id))
+    }
+
+    /// The resident members of `root_id`'s tree, the root included.
+    pub fn tree_members<'a>(&'a self, root_id: &str) -> impl Iterator<Item = &'a Rc<Member>> + 'a {
+        self.by_root.get(root_id).into_iter().flatten().filter_map(|id| self.members.get(id))
+    }
+}
+
+fn unindex(index: &mut HashMap<String, HashSet<String>>, key: &str, id: &str) {
+    if let Some(ids) = index.get_mut(key) {
+        ids.remove(id);
+        if ids.is_empty() {
+            index.remove(key);
+        }
+    }
+}
+
+/// Claimed Session ids, each with the condition a second claimant waits on.
+#[derive(Default)]
+pub(crate) struct Claims(HashMap<String, Deferred<()>>);
+
+impl Claims {
+    /// Claims `id`; `false` when it is already claimed.
+    pub fn insert(&mut self, id: String) -> bool {
+        if self.0.contains_key(&id) {
+            return false;
+        }
+        self.0.insert(id, Deferred::new());
+        true
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.0.contains_key(id)
+    }
+
+    /// Ends the claim and wakes whoever waits on it.
+    pub fn remove(&mut self, id: &str) {
+        if let Some(done) = self.0.remove(id) {
+            done.set(());
+        }
+    }
+
+    /// Fires when the current claim on `id` ends.
+    pub fn released(&self, id: &str) -> Option<Deferred<()>> {
+        self.0.get(id).cloned()
+    }
+}
+
+impl Runtime {
+    /// Whether the member is resident and working.
+    pub fn is_running(&self, session_id: &str) -> bool {
+        self.0.state.borrow().members.get(session_id).is_some_and(|m| m.is_busy())
+    }
+
+    /// Resident members' ids (for inspection and tests).
+    pub fn resident(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.0.state.borrow().members.keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
+    /// A resident member's lifecycle state in one line (for invariant reports;
+    /// native only, so it costs the wasm nothing).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn describe(&self, session_id: &str) -> Option<String> {
+        let st = self.0.state.borrow();
+        let m = st.members.get(session_id)?;
+        Some(format!(
+            "{}, reservations {}",
+            m.state.borrow().describe(),
+            st.reservations.get(session_id).map_or(0, |r| r.len())
+        ))
+    }
+
+    /// Where the children or the root index disagrees with the resident
+    /// members, if anywhere (for invariant checks): every resident member is
+    /// indexed under its parent (if any) and its root, and every indexed id is resident.
+    pub fn children_index_error(&self) -> Option<String> {
+        let st = self.0.state.borrow();
+        let indexed = |index: &HashMap<String, HashSet<String>>, key: &str, id: &str| {
+            index.get(key).is_some_and(|ids| ids.contains(id))
+        };
+        for m in st.members.values() {
+            if let Some(p) = m.parent_id.as_deref().filter(|p| !indexed(&st.children, p, &m.id)) {
+                return Some(format!("resident {} is not indexed under its parent {p}", m.id));
+            }
+            if !indexed(&st.by_root, &m.root_id, &m.id) {
+                return Some(format!("resident {} is not indexed under its root {}", m.id, m.root_id));
+            }
+        }
+        let count = |index: &HashMap<String, HashSet<String>>| index.values().map(|ids| ids.len()).sum::<usize>();
+        let with_parent = st.members.values().filter(|m| m.parent_id.is_some()).count();
+        if count(&st.children) != with_parent {
+            return Some(format!("{} indexed children, {with_parent} resident with a parent", count(&st.children)));
+        }
+        (count(&st.by_root) != st.members.len())
+            .then(|| format!("{} indexed by root, {} resident", count(&st.by_root), st.members.len()))
+    }
+
+    /// Outstanding name reservations (for invariant checks).
+    pub fn reservation_count(&self) -> usize {
+        self.0.state.borrow().reservations.values().map(|r| r.len()).sum()
+    }
+
+    pub(crate) fn claim_materializing(&self, id: &str) -> Result<()> {
+        let mut st = self.0.state.borrow_mut();
+        if st.members.contains_key(id) || !st.materializing.insert(id.to_owned()) {
+            return Err(crate::err!(DuplicateChild, "session {id} is already live or being opened", id = Quoted(id)));
+        }
+        Ok(())
+    }
+}
