@@ -5,7 +5,10 @@
 // braces included; a trailing `#[cfg(test)] mod tests` is left out), resolves
 // each to the file of the deepest module it reaches, and looks for strongly
 // connected files. A module naming its own ancestors (`super::Runtime` in an
-// `impl Runtime` file) is no dependency: it is part of that module.
+// `impl Runtime` file) is no dependency: it is part of that module. A name a
+// `mod.rs` or `lib.rs` only imports or re-exports (`pub use member::Agent`,
+// `use machine::Tree`) is seen through to the file that defines it, so
+// `crate::runtime::Agent` is an import of `runtime/member.rs`.
 //   node scripts/module-cycles.mjs [src]
 import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
 import path from 'node:path';
@@ -90,6 +93,46 @@ function expand(text, index) {
 
 const files = walk(SRC);
 const edges = new Map(files.map((f) => [f, new Set()]));
+
+/** A module file's imported names (`use` and `pub use`) -> the absolute path each names. */
+const imports = new Map();
+for (const file of files) {
+  if (!/(?:^|\/)(?:mod|lib)\.rs$/.test(file)) continue;
+  const here = modulePathOf(file);
+  const text = code(readFileSync(file, 'utf8'));
+  const names = new Map();
+  for (const m of text.matchAll(/(?:^|[;}\s])(?:pub(?:\([^)]*\))?\s+)?use\s+/g)) {
+    for (const segs of expand(text, m.index + m[0].length)) {
+      let abs;
+      if (segs[0] === 'crate') abs = segs.slice(1);
+      else if (segs[0] === 'self') abs = [...here, ...segs.slice(1)];
+      else if (segs[0] === 'super') {
+        let base = here;
+        let rest = segs;
+        while (rest[0] === 'super') {
+          base = base.slice(0, -1);
+          rest = rest.slice(1);
+        }
+        abs = [...base, ...rest];
+      } else abs = [...here, ...segs];
+      const name = segs[segs.length - 1];
+      if (name !== 'self' && segs.length > 1) names.set(name, abs);
+    }
+  }
+  imports.set(file, names);
+}
+
+/** The file a path names: the deepest module it reaches, seen through the imports of a `mod.rs`/`lib.rs`. */
+function resolve(segs, depth = 0) {
+  for (let n = segs.length; n >= 0; n--) {
+    const target = fileOf(segs.slice(0, n));
+    if (!target) continue;
+    const via = n < segs.length ? imports.get(target)?.get(segs[n]) : undefined;
+    if (via && depth < 8 && fileOf(via) !== target) return resolve([...via, ...segs.slice(n + 1)], depth + 1);
+    return target;
+  }
+  return undefined;
+}
 for (const file of files) {
   const here = modulePathOf(file);
   const isModRoot = /(?:^|\/)(?:mod|lib)\.rs$/.test(file);
@@ -120,8 +163,7 @@ for (const file of files) {
     }
   }
   for (const segs of refs) {
-    let target;
-    for (let n = segs.length; n >= 0 && !target; n--) target = fileOf(segs.slice(0, n));
+    const target = resolve(segs);
     if (!target || target === file) continue;
     const targetMod = modulePathOf(target);
     const ancestor = targetMod.length <= here.length && targetMod.every((s, k) => s === here[k]);

@@ -228,12 +228,12 @@ impl LogSummary {
         }) {
             self.cwd = Some(cwd);
         }
-        let consumed = super::deliver::consumed_ids(own.iter().copied());
+        let consumed = super::message::consumed_ids(own.iter().copied());
         self.pending.retain(|m| !consumed.contains(m.id.as_str()));
         self.pending.extend(
             own.iter()
                 .filter(|e| e.kind == event::MESSAGE)
-                .filter_map(|e| super::deliver::decode_message(&e.payload))
+                .filter_map(|e| super::message::decode_message(&e.payload))
                 .filter(|m| !consumed.contains(m.id.as_str())),
         );
         if own.iter().any(|e| e.kind == event::TURN_START || e.kind == event::TURN_END) {

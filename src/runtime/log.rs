@@ -3,8 +3,8 @@
 //! reads from a log ([`LoadedLog`]: pending input, lost turns, parked and
 //! spent stops).
 
-use super::deliver;
 use super::member::{InboxMessage, Member};
+use super::message;
 use super::Runtime;
 use crate::core::agent_options::AgentOptions;
 use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
@@ -101,7 +101,7 @@ impl LoadedLog {
             child_names: taken_names(&crate::core::catalog::project_each(events, inherited)),
             cwd,
             start,
-            pending: deliver::pending_messages(events),
+            pending: message::pending_messages(events),
             lost_turn: lost_turn(events, inherited),
             parked: parked(events, inherited),
             ran: ran_a_turn(events.iter().filter(|e| e.seq >= inherited)),
@@ -313,7 +313,7 @@ impl Runtime {
                 }
             }
         }
-        let messages = deliver::pending_messages(found);
+        let messages = message::pending_messages(found);
         if messages.is_empty() {
             return;
         }

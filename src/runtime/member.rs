@@ -3,12 +3,12 @@
 pub(crate) use super::machine::Phase;
 use super::machine::{Lane, Life};
 pub use super::message::{InboxMessage, MessageMeta, MessageSource, Scheduling};
+use super::run::Run;
 use crate::core::exec::{AsyncLock, Deferred};
 use crate::core::hash::HashSet;
 use crate::core::result::SubagentResult;
 use crate::core::signal::Signal;
 use crate::core::trace::TraceContext;
-use crate::runtime::ports::Run;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::rc::{Rc, Weak};

@@ -14,7 +14,7 @@
 //! | `log.rs` | appends to a member's log (read back when the store does not tell), and what residency reads from a log |
 //! | `views.rs` | names resolved in a tree, listings with live state, usage roll-ups |
 //! | `events.rs` | lifecycle events and their listeners, flush listeners, the trace source |
-//! | `message.rs` | an accepted message: its source and scheduling |
+//! | `message.rs` | an accepted message: its source and scheduling, and how its log keeps it |
 //! | `member.rs` | a resident member, its inbox, the `Agent` handle |
 //! | `start.rs` | `start_activation`: admission order, names at admission, publication |
 //! | `deliver.rs` | `send_message`, `prompt`, `ask`, `reopen`, `interrupt`, cold resume |
@@ -22,7 +22,7 @@
 //! | `budget.rs` | budgets of an open tree: the ledger read from the logs at open, turns gated and counted, `set_budget` |
 //! | `recovery.rs` | lost turns (`turn/start` with no end) and open-time recovery |
 //! | `kept.rs` | what a resume needs: its rows (kept, or found walking up its creators), log summaries, default-name floors |
-//! | `ports.rs` | what hosts implement: the agent host, providers and runs, clock, ids |
+//! | `ports.rs`, `run.rs` | what hosts implement: the agent host, providers, clock, ids; an external run's handle |
 //! | `providers.rs` | the built-in `spawn` and `fork` providers |
 //! | `text.rs` | the model-visible text the runtime writes (input framing, notices, guidance) |
 //! | `stream.rs` | the events as a pull stream for a consumer at its own pace (deltas coalesce while it lags) |
@@ -61,6 +61,7 @@ pub mod providers;
 pub mod recovery;
 mod registry;
 mod roots;
+mod run;
 mod start;
 pub mod stream;
 pub mod team;
@@ -69,13 +70,14 @@ pub mod tools;
 mod views;
 
 pub use budget::BudgetState;
-pub use deliver::{source_value, Held, InterruptReceipt};
+pub use deliver::{Held, InterruptReceipt};
 pub use events::{FlushListener, RunEndInfo, RunInfo, RuntimeEvent, ToolEnd, TraceRequest, TraceSource};
+pub use message::{source_value, InboxMessage, MessageMeta, MessageSource, Scheduling};
 
 use events::Listener;
 pub use lifecycle::WaitEnd;
 pub(crate) use log::{persistence, LoadedLog, LostTurn};
-pub use member::{Agent, Delivery, InboxMessage, MessageMeta, MessageSource, Scheduling, SteerInbox};
+pub use member::{Agent, Delivery, SteerInbox};
 pub use recovery::LOST_TURN;
 pub(crate) use registry::State;
 use registry::MAX_OPEN_RUN_CALLS;

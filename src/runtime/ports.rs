@@ -7,7 +7,6 @@ use crate::core::error::Result;
 use crate::core::event::SessionEvent;
 use crate::core::exec::LocalBoxFuture;
 use crate::core::json::Value;
-use crate::core::result::SubagentResult;
 use crate::core::signal::Signal;
 use crate::runtime::{Agent, InboxMessage, SteerInbox};
 
@@ -153,15 +152,8 @@ pub struct StartRequest {
     pub run_token: u64,
 }
 
-/// An external execution handle, owned by the activation registry until disposed.
-pub trait Run {
-    /// Provider-minted id, unique in this runtime.
-    fn id(&self) -> String;
-    /// The terminal result; an `Err` is an infrastructure fault.
-    fn result(&self) -> LocalBoxFuture<'static, Result<SubagentResult>>;
-    /// Cancels remaining work and releases resources; idempotent.
-    fn dispose(&self) -> LocalBoxFuture<'static, Result<()>>;
-}
+/// An external execution handle (its own file, `run.rs`: a member keeps it).
+pub use super::run::Run;
 
 /// A registered transport for running children.
 pub trait Provider {

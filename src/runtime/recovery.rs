@@ -134,7 +134,7 @@ impl Runtime {
                 let waits =
                     super::log::parked(&events, inherited) && !(stopped && self.has_room(root_id, &rows, index));
                 let needs = super::log::lost_turn(&events, inherited).is_some()
-                    || (!waits && !super::deliver::pending_messages(&events).is_empty());
+                    || (!waits && !super::message::pending_messages(&events).is_empty());
                 if needs && !self.0.state.borrow().members.contains_key(rows[index].id()) {
                     // Released at once: the release moves it on (runs its input or settles).
                     drop(self.resume_row(root_id, &rows, index, &never).await);

@@ -567,7 +567,7 @@ impl Runtime {
         ]);
         let mut events = seed;
         events.push(SessionEvent::new(inherited, event::SESSION_START, start));
-        events.push(SessionEvent::new(inherited + 1, event::MESSAGE, super::deliver::message_payload(&first)));
+        events.push(SessionEvent::new(inherited + 1, event::MESSAGE, super::message::message_payload(&first)));
         // Written with the log it belongs to: a member never exists without its trace.
         let trace = self.trace_for(&TraceRequest {
             session_id: &child_id,
