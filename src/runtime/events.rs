@@ -139,31 +139,31 @@ impl Runtime {
     /// their trace context: a tracer's adapter parents their spans on it, and
     /// it is kept in their logs so a later runtime joins the same trace.
     pub fn set_trace_source(&self, source: Option<TraceSource>) {
-        *self.0.trace_source.borrow_mut() = source;
+        self.0.hooks.borrow_mut().trace_source = source;
     }
 
     /// What the trace source gives a member being created (out of any borrow:
     /// the source may call back into the runtime).
     pub(crate) fn trace_for(&self, request: &TraceRequest) -> Option<TraceContext> {
-        let source = self.0.trace_source.borrow().clone()?;
+        let source = self.0.hooks.borrow().trace_source.clone()?;
         source(request)
     }
 
     /// Subscribes to lifecycle events, optionally only those of one tree root.
     pub fn subscribe(&self, root: Option<String>, listener: Listener) -> u64 {
         let token = self.token();
-        self.0.listeners.borrow_mut().push((token, root, listener));
+        self.0.hooks.borrow_mut().listeners.push((token, root, listener));
         token
     }
 
     pub fn unsubscribe(&self, token: u64) {
-        self.0.listeners.borrow_mut().retain(|(t, _, _)| *t != token);
+        self.0.hooks.borrow_mut().listeners.retain(|(t, _, _)| *t != token);
     }
 
     /// Calls listeners on a snapshot, with no runtime borrow held.
     /// Whether anything listens: an event that costs a copy is not built for nobody.
     pub(crate) fn listened(&self) -> bool {
-        !self.0.listeners.borrow().is_empty()
+        !self.0.hooks.borrow().listeners.is_empty()
     }
 
     pub(crate) fn emit(&self, event: RuntimeEvent) {
@@ -180,8 +180,9 @@ impl Runtime {
         };
         let listeners: Vec<Listener> = self
             .0
-            .listeners
+            .hooks
             .borrow()
+            .listeners
             .iter()
             .filter(|(_, scope, _)| match (scope, root) {
                 (None, _) => true,
@@ -197,18 +198,19 @@ impl Runtime {
 
     pub fn add_flush_listener(&self, listener: FlushListener) -> u64 {
         let token = self.token();
-        self.0.flush_listeners.borrow_mut().push((token, listener));
+        self.0.hooks.borrow_mut().flush_listeners.push((token, listener));
         token
     }
 
     pub fn remove_flush_listener(&self, token: u64) {
-        self.0.flush_listeners.borrow_mut().retain(|(t, _)| *t != token);
+        self.0.hooks.borrow_mut().flush_listeners.retain(|(t, _)| *t != token);
     }
 
     /// `true` when at least one listener took part, `false` for none; after all
     /// settle, the first failure in registration order rejects.
     pub async fn flush(&self, session_id: &str) -> Result<bool> {
-        let listeners: Vec<FlushListener> = self.0.flush_listeners.borrow().iter().map(|(_, l)| l.clone()).collect();
+        let listeners: Vec<FlushListener> =
+            self.0.hooks.borrow().flush_listeners.iter().map(|(_, l)| l.clone()).collect();
         if listeners.is_empty() {
             return Ok(false);
         }

@@ -85,6 +85,22 @@ struct Entry {
 }
 
 impl Kept {
+    /// The first free default name among a creator's children: the first
+    /// `agent-N` from the kept floor on that `taken` does not hold. The floor
+    /// then moves past the names that are committed (`committed`).
+    pub(crate) fn default_name(
+        &mut self,
+        parent_id: &str,
+        committed: impl Fn(&str) -> bool,
+        taken: impl Fn(&str) -> bool,
+    ) -> crate::core::name::AgentName {
+        let entry = self.entry(parent_id);
+        let (floor, n, name) = crate::core::name::first_free_default(entry.floor, entry.hint, committed, taken);
+        entry.floor = floor;
+        entry.hint = n + 1;
+        name
+    }
+
     /// The entry of `id` in the newer generation (moved there, or new).
     fn entry(&mut self, id: &str) -> &mut Entry {
         if !self.now.contains_key(id) {
@@ -264,7 +280,7 @@ impl Runtime {
     /// summary has not seen (and the one before, to check it), else the whole
     /// log (and keeps the summary).
     pub(crate) async fn load_log_kept(&self, id: &str) -> Result<LoadedLog> {
-        let summary = self.0.kept.borrow_mut().summary(id);
+        let summary = self.0.state.borrow_mut().kept.summary(id);
         if let Some(summary) = summary {
             let query = ReadQuery { from_seq: summary.len.saturating_sub(1), damaged: true, ..ReadQuery::default() };
             let events = self.0.store.read(id, &query).await?;
@@ -273,7 +289,7 @@ impl Runtime {
             }
             // Stale: the store changed under us (or a new start marker), so
             // the next resumes list their trees again.
-            self.0.kept.borrow_mut().forget_rows();
+            self.0.state.borrow_mut().kept.forget_rows();
         }
         // Damaged events cost what `LoadedLog::from_events` says, not the whole log.
         let query = ReadQuery { damaged: true, ..ReadQuery::default() };
@@ -343,7 +359,8 @@ impl Runtime {
             None => crate::core::listing::list_descendants(&*self.0.store, root, signal).await?,
         };
         if let Some(index) = rows.iter().position(|r| r.id() == target) {
-            let mut kept = self.0.kept.borrow_mut();
+            let mut st = self.0.state.borrow_mut();
+            let kept = &mut st.kept;
             let mut parent = None;
             for row in rows[..=index].iter().rev() {
                 if let Row::Child(c) = row {
@@ -393,7 +410,8 @@ impl Runtime {
 
     /// The kept rows from `root` down to `id` (never empty, all children), when every one is kept.
     fn kept_chain(&self, root: &str, id: &str) -> Option<Vec<Row>> {
-        let mut kept = self.0.kept.borrow_mut();
+        let mut st = self.0.state.borrow_mut();
+        let kept = &mut st.kept;
         let mut chain = Vec::new();
         let mut id = id.to_owned();
         while id != root {
@@ -449,7 +467,7 @@ impl Runtime {
     }
 
     fn keep_log(&self, id: &str, summary: LogSummary) {
-        self.0.kept.borrow_mut().entry(id).log = Some(summary);
+        self.0.state.borrow_mut().kept.entry(id).log = Some(summary);
     }
 
     /// At most this many sessions are kept (tests: the bound).
@@ -459,7 +477,7 @@ impl Runtime {
     /// How many sessions this runtime keeps a summary or floor for (tests: the bound).
     #[doc(hidden)]
     pub fn kept_sessions(&self) -> usize {
-        self.0.kept.borrow().len()
+        self.0.state.borrow().kept.len()
     }
 
     /// What a resume would take from a session's log, as text, read as a
@@ -477,26 +495,10 @@ impl Runtime {
         ))
     }
 
-    /// The first free default name among a creator's children: the first
-    /// `agent-N` from the kept floor on that `taken` does not hold. The floor
-    /// then moves past the names that are committed (`committed`).
-    pub(crate) fn default_name_kept(
-        &self,
-        parent_id: &str,
-        committed: impl Fn(&str) -> bool,
-        taken: impl Fn(&str) -> bool,
-    ) -> crate::core::name::AgentName {
-        let mut kept = self.0.kept.borrow_mut();
-        let entry = kept.entry(parent_id);
-        let (floor, n, name) = crate::core::name::first_free_default(entry.floor, entry.hint, committed, taken);
-        entry.floor = floor;
-        entry.hint = n + 1;
-        name
-    }
-
     /// Forgets a creator's floor and hint (a committed name was withdrawn).
     pub(crate) fn reset_default_floor(&self, parent_id: &str) {
-        let kept = &mut *self.0.kept.borrow_mut();
+        let mut st = self.0.state.borrow_mut();
+        let kept = &mut st.kept;
         if let Some(e) = kept.now.get_mut(parent_id).or(kept.old.get_mut(parent_id)) {
             e.floor = 1;
             e.hint = 0;
@@ -507,7 +509,8 @@ impl Runtime {
     /// the hint is free again, so the hint moves back to it.
     pub(crate) fn default_name_freed(&self, parent_id: &str, name: &str) {
         let Some(n) = crate::core::name::default_index(name) else { return };
-        let kept = &mut *self.0.kept.borrow_mut();
+        let mut st = self.0.state.borrow_mut();
+        let kept = &mut st.kept;
         if let Some(e) = kept.now.get_mut(parent_id).or(kept.old.get_mut(parent_id)) {
             e.hint = e.hint.min(n);
         }

@@ -185,6 +185,7 @@ impl std::fmt::Debug for ProviderRef {
     }
 }
 
+/// A runtime: what it was made with, its state, and the host code it calls.
 pub(crate) struct Inner {
     pub store: Rc<dyn Store>,
     pub host: Rc<dyn AgentHost>,
@@ -193,15 +194,26 @@ pub(crate) struct Inner {
     pub clock: Rc<dyn Clock>,
     pub ids: Rc<dyn IdSource>,
     pub options: RuntimeOptions,
+    /// The live state of every tree this runtime hosts (`registry.rs`),
+    /// borrowed for one synchronous step at a time, never across an await.
     pub state: RefCell<State>,
-    pub providers: RefCell<Vec<(u64, Rc<dyn Provider>)>>,
-    pub listeners: RefCell<Vec<(u64, Option<String>, Listener)>>,
-    pub flush_listeners: RefCell<Vec<(u64, FlushListener)>>,
+    /// The host code the runtime calls back (see [`Hooks`]).
+    pub hooks: RefCell<Hooks>,
+    /// Tokens (registrations, incarnations, turn and call ids): a counter.
     pub next_token: Cell<u64>,
-    /// What a resume needs, kept (`kept.rs`).
-    pub kept: RefCell<kept::Kept>,
+}
+
+/// The host code a runtime calls: registered providers, event and flush
+/// listeners, the trace source. Each is JS in the package, and each may call
+/// back into the runtime, so it is called on a clone taken out of this one
+/// place, with no borrow of it or of the state held.
+#[derive(Default)]
+pub(crate) struct Hooks {
+    pub providers: Vec<(u64, Rc<dyn Provider>)>,
+    pub listeners: Vec<(u64, Option<String>, Listener)>,
+    pub flush_listeners: Vec<(u64, FlushListener)>,
     /// Where new members get their trace context ([`Runtime::set_trace_source`]).
-    pub trace_source: RefCell<Option<TraceSource>>,
+    pub trace_source: Option<TraceSource>,
 }
 
 impl Drop for Inner {
@@ -256,12 +268,8 @@ impl Runtime {
             ids,
             options,
             state: RefCell::default(),
-            providers: RefCell::default(),
-            listeners: RefCell::default(),
-            flush_listeners: RefCell::default(),
+            hooks: RefCell::default(),
             next_token: Cell::new(1),
-            kept: RefCell::default(),
-            trace_source: RefCell::default(),
         }));
         if builtin {
             let store = runtime.0.store.clone();
@@ -341,7 +349,7 @@ impl Runtime {
             ));
         }
         let token = self.token();
-        self.0.providers.borrow_mut().push((token, provider.clone()));
+        self.0.hooks.borrow_mut().providers.push((token, provider.clone()));
         self.emit(RuntimeEvent::ProviderAdded(ProviderRef(provider)));
         Ok(token)
     }
@@ -349,7 +357,8 @@ impl Runtime {
     /// Removes the registration `token` made; later calls do nothing. Accepted runs stay holder-owned.
     pub fn unregister_provider(&self, token: u64) {
         let removed = {
-            let mut providers = self.0.providers.borrow_mut();
+            let mut hooks = self.0.hooks.borrow_mut();
+            let providers = &mut hooks.providers;
             let index = providers.iter().position(|(t, _)| *t == token);
             index.map(|i| providers.remove(i).1)
         };
@@ -359,11 +368,11 @@ impl Runtime {
     }
 
     pub fn get_provider(&self, name: &str) -> Option<Rc<dyn Provider>> {
-        self.0.providers.borrow().iter().find(|(_, p)| p.name() == name).map(|(_, p)| p.clone())
+        self.0.hooks.borrow().providers.iter().find(|(_, p)| p.name() == name).map(|(_, p)| p.clone())
     }
 
     pub fn provider_names(&self) -> Vec<String> {
-        self.0.providers.borrow().iter().map(|(_, p)| p.name()).collect()
+        self.0.hooks.borrow().providers.iter().map(|(_, p)| p.name()).collect()
     }
 
     // ---- roots, names, lookup -------------------------------------------

@@ -34,6 +34,8 @@ pub(crate) struct State {
     /// Resident external runs by their start's `run_token`; kept in step by
     /// `insert_member` and `remove_member`.
     pub(super) runs: HashMap<u64, RunEntry>,
+    /// What a resume needs, kept (`kept.rs`): rows, log summaries, default-name floors.
+    pub kept: super::kept::Kept,
 }
 
 /// An external run's live output: whose it is, and its open tool calls

@@ -379,7 +379,7 @@ impl Runtime {
             }
             // From the creator's kept floor and hint: flat in the number of
             // children it has had and of its starts in flight.
-            None => self.default_name_kept(
+            None => st.kept.default_name(
                 &parent.id,
                 |n| committed.contains(n),
                 |n| committed.contains(n) || reserved.contains(n),
