@@ -157,7 +157,7 @@ impl Runtime {
             let waiting: Vec<Rc<Member>> = {
                 let st = self.0.state.borrow();
                 st.tree_members(&member.root_id)
-                    .filter(|m| m.phase() == Phase::Live && !m.state.borrow().in_turn() && m.is_busy())
+                    .filter(|m| m.phase() == Phase::Live && !m.read(|s| s.life.in_turn()) && m.is_busy())
                     .cloned()
                     .collect()
             };
@@ -308,7 +308,7 @@ impl Runtime {
         let resident: Vec<Rc<Member>> = self.0.state.borrow().tree_members(root_id).cloned().collect();
         for m in resident {
             let open = !matches!(self.budget_gate(&m), Gate::Spent(_));
-            if open && m.state.borrow_mut().unexhaust() {
+            if open && m.write(|s| s.life.unexhaust()) {
                 self.kick(&m);
             }
         }

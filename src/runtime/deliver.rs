@@ -8,7 +8,9 @@
 //! catalogs along its creation chain; its creators may stay offline.
 
 use super::machine::{Life, Refusal, Tree};
-use super::member::{self, InboxMessage, Kind, Member, MessageMeta, MessageSource, Phase, Scheduling, Settlement};
+use super::member::{
+    self, InboxMessage, Kind, Member, MemberState, MessageMeta, MessageSource, Phase, Scheduling, Settlement,
+};
 use super::message::message_payload;
 use super::{Agent, InterruptAuthority, Runtime, RuntimeEvent};
 use crate::core::catalog::Mode;
@@ -22,7 +24,7 @@ use crate::core::result::normalize_content;
 use crate::core::result::SubagentResult;
 use crate::core::signal::Signal;
 use crate::runtime::ports::IdKind;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::Rc;
 
 impl Runtime {
@@ -194,7 +196,7 @@ impl Runtime {
             return Err(crate::err!(Draining, "this tree is draining and holds no members"));
         }
         // Disposal is child-first: a member under a creator being disposed is ending (sim seed 13663).
-        let mut creator = member.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
+        let mut creator = member.creator();
         while let Some(c) = creator {
             if c.phase() == Phase::Closing && !c.is_root() {
                 return Err(crate::err!(
@@ -203,7 +205,7 @@ impl Runtime {
                     Quoted(&member.full_name)
                 ));
             }
-            creator = c.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
+            creator = c.creator();
         }
         Ok(held)
     }
@@ -221,9 +223,10 @@ impl Runtime {
         let Some(mut creator) = st.members.get(root_id).cloned() else { return Ok(()) };
         let mut path = String::new();
         for segment in text.split('/') {
-            if !creator.child_names.borrow().contains(segment) {
-                let mut names = vec![LEAD.to_owned()];
-                names.extend(creator.child_names.borrow().iter().map(|n| crate::core::name::join(&path, n)));
+            let names = &st.of(&creator).child_names;
+            if !names.contains(segment) {
+                let mut names: Vec<String> = names.iter().map(|n| crate::core::name::join(&path, n)).collect();
+                names.insert(0, LEAD.to_owned());
                 return Err(crate::core::listing::unknown_agent_with(text, &names));
             }
             path = crate::core::name::join(&path, segment);
@@ -329,7 +332,7 @@ impl Runtime {
             Kind::External { signal, .. } => Some(signal),
             _ => None,
         };
-        let signal = target.state.borrow_mut().interrupt(run_signal);
+        let signal = target.write(|s| s.life.interrupt(run_signal));
         let signalled = signal.is_some_and(|s| {
             let fresh = !s.is_aborted();
             s.abort();
@@ -438,7 +441,7 @@ impl Runtime {
             self.check_queue_room(bytes)?;
         }
         let cap = (!notice).then_some(self.0.options.limits.member_queue_bytes);
-        let began = target.state.borrow_mut().begin_write(bytes, cap);
+        let began = target.write(|s| s.life.begin_write(bytes, cap));
         match began {
             Ok(()) => {}
             Err(Refusal::Full(held)) => {
@@ -474,7 +477,7 @@ impl Runtime {
     /// Whether the runtime's members may hold `bytes` more of queued input
     /// (`queueBytes`): the heap holds every member's queue.
     fn check_queue_room(&self, bytes: usize) -> Result<()> {
-        let held: usize = self.0.state.borrow().members.values().map(|m| m.state.borrow().queued()).sum();
+        let held: usize = self.0.state.borrow().members.values().map(|m| m.read(|s| s.life.queued())).sum();
         let cap = self.0.options.limits.queue_bytes;
         if held.saturating_add(bytes) > cap {
             return Err(crate::err!(
@@ -499,7 +502,7 @@ impl Runtime {
         let content = (written.is_ok() && self.listened()).then(|| message.content.clone());
         // A waking send resumes the parked FIFO. A message that no longer finds the
         // member live is durable in the log and is pending at the next resume.
-        target.state.borrow_mut().write_ended(written.is_ok().then_some(message), reserved);
+        target.write(|s| s.life.write_ended(written.is_ok().then_some(message), reserved));
         if written.is_ok() {
             self.wake_own_waiter(target);
             self.emit(RuntimeEvent::Message {
@@ -662,7 +665,7 @@ impl Runtime {
             self.record_lost_turn(&member, lost).await;
         }
         // With nothing pending (or only parked input), the caller's message is what wakes it.
-        let runnable = member.state.borrow().has_input_to_run();
+        let runnable = member.read(|s| s.life.has_input_to_run());
         if runnable {
             self.kick(&member);
         }
@@ -704,7 +707,9 @@ impl Runtime {
             _ => member::Delivery::Parent,
         };
         let text = |key: &str| start.get(key).and_then(Value::as_str).map(str::to_owned);
-        let member = Rc::new(Member {
+        let mut state = MemberState::new(Life::new(None), log.len, log.trace.clone());
+        state.child_names = log.child_names;
+        let member = Member {
             id: row.id.clone(),
             incarnation: self.token(),
             root_id: root_id.to_owned(),
@@ -720,39 +725,35 @@ impl Runtime {
             kind: Kind::Local,
             // Resumed members settle like any other, with no holder awaiting the result.
             settlement: Some(Settlement::new(delivery)),
-            next_seq: Cell::new(log.len),
             append_lock: Default::default(),
-            log_unsure: Cell::new(false),
-            child_names: RefCell::new(log.child_names),
-            parent_link: RefCell::default(),
-            trace: RefCell::new(log.trace.clone()),
             agent_preset: text("agentPreset"),
             agent_options: log.agent_options.clone(),
-            // A later cold resume does not inherit the output schema.
-            state: RefCell::new(Life::new(None)),
-        });
+            runtime: Rc::downgrade(&self.0),
+            slot: 0, // given by new_member
+        };
+        // A later cold resume does not inherit the output schema.
+        let member = self.new_member(member, state);
         // Stopped by a spent budget: parked while a budget on its chain stays spent.
         let spent = log.exhausted && matches!(self.budget_gate(&member), crate::core::budget::Gate::Spent(_));
         let parked = log.parked && (spent || !log.exhausted);
         let lost = self.adopt_log(&member, log.pending, log.lost_turn, log.ran, (parked, spent), log.rerun_streak);
         let mut st = self.0.state.borrow_mut();
-        if let Some(parent) = st.members.get(&row.parent_id).filter(|p| p.phase() == Phase::Live) {
-            parent.state.borrow_mut().child_joined();
-            member.parent_link.replace(Some(Rc::downgrade(parent)));
+        let st = &mut *st;
+        let parent = st.members.get(&row.parent_id).filter(|p| st.of(p).life.phase() == Phase::Live).cloned();
+        if let Some(parent) = parent {
+            st.of_mut(&parent).life.child_joined();
+            st.of_mut(&member).parent_link = Some(Rc::downgrade(&parent));
         }
         // Children resumed while this member was cold are its own again: it
         // cannot settle before them, and their notices reach it (child-first).
-        for child in st.children_of(&row.id) {
-            let orphan = child
-                .parent_link
-                .borrow()
-                .as_ref()
-                .and_then(std::rc::Weak::upgrade)
-                .is_none_or(|p| p.phase() == Phase::Gone)
-                && child.phase() != Phase::Gone;
+        let children: Vec<Rc<Member>> = st.children_of(&row.id).cloned().collect();
+        for child in children {
+            let creator = st.of(&child).parent_link.as_ref().and_then(std::rc::Weak::upgrade);
+            let orphan = creator.is_none_or(|p| st.of(&p).life.phase() == Phase::Gone)
+                && st.of(&child).life.phase() != Phase::Gone;
             if orphan {
-                child.parent_link.replace(Some(Rc::downgrade(&member)));
-                member.state.borrow_mut().child_joined();
+                st.of_mut(&child).parent_link = Some(Rc::downgrade(&member));
+                st.of_mut(&member).life.child_joined();
             }
         }
         st.insert_member(member.clone());
@@ -836,7 +837,7 @@ pub struct Held {
 impl Runtime {
     /// Keeps `member` resident until the returned hold is released.
     pub(crate) fn hold(&self, member: Rc<Member>) -> Held {
-        member.state.borrow_mut().hold();
+        member.write(|s| s.life.hold());
         Held { runtime: self.clone(), member, released: Cell::new(false) }
     }
 }
@@ -852,7 +853,7 @@ impl Held {
         if self.released.replace(true) {
             return;
         }
-        self.member.state.borrow_mut().release();
+        self.member.write(|s| s.life.release());
         self.runtime.kick(&self.member);
         self.runtime.tree_changed(&self.member.root_id);
     }

@@ -30,7 +30,7 @@ impl Runtime {
     pub(crate) fn kick(&self, member: &Rc<Member>) {
         let starting = self.0.state.borrow().reservations.get(&member.id).is_some_and(|r| !r.is_empty());
         let gate = self.budget_gate(member);
-        let step = member.state.borrow_mut().next(member.lane(), starting, &gate, || self.token());
+        let step = member.write(|s| s.life.next(member.lane(), starting, &gate, || self.token()));
         let plan = match step {
             Step::Run(plan) => plan,
             Step::Exhausted => {
@@ -104,14 +104,14 @@ impl Runtime {
         let outcome = if signal.is_aborted() {
             // Stopped before the host was handed the turn: its input was never
             // delivered, so it goes back to the inbox, pending (and durable as such).
-            member.state.borrow_mut().turn_unseen(id, turn.input);
+            member.write(|s| s.life.turn_unseen(id, turn.input));
             Err(SubagentError::cancelled())
         } else {
             // A host that ignores the abort cannot hold the member: the turn ends as aborted.
             signal.guard(self.0.host.run_turn(turn)).await
         };
         let result = capture(outcome, &signal, schema.as_deref());
-        let consumed = member.state.borrow().consumed(id);
+        let consumed = member.read(|s| s.life.consumed(id));
         let mut ended = turn_event(&member, Some(&result));
         let recorded =
             self.append(&member, vec![(event::TURN_END.to_owned(), turn_end_payload(&result, &consumed))]).await;
@@ -119,10 +119,8 @@ impl Runtime {
         let result_usage = result.usage;
         let record = recorded.as_ref().ok().copied();
         let last = recorded.map(|_| result);
-        let (done, parked) = {
-            let mut st = member.state.borrow_mut();
-            (st.turn_ended(id, last.clone(), captured), st.has_parked_input())
-        };
+        let (done, parked) =
+            member.write(|s| (s.life.turn_ended(id, last.clone(), captured), s.life.has_parked_input()));
         self.answer(&consumed, &last);
         if let Some(done) = done {
             done.set(());
@@ -149,13 +147,13 @@ impl Runtime {
     pub(crate) fn exhaust(&self, member: &Rc<Member>, spent: crate::core::budget::Exhausted) {
         let diagnostic = spent.error(&self.owner_name(member, &spent.owner), "it takes no further turn").message;
         let (runtime, member) = (self.clone(), member.clone());
-        member.state.borrow_mut().begin_record();
+        member.write(|s| s.life.begin_record());
         self.spawn(Box::pin(async move {
             let mut result = SubagentResult::new(StopReason::BudgetExhausted).with_diagnostic(diagnostic);
             let payload = turn_end_payload(&result, &[]);
             let _ = runtime.append(&member, vec![(event::TURN_END.to_owned(), payload)]).await;
             // Its closing message is the last output it gave, if any.
-            let waiting = member.state.borrow_mut().exhausted_recorded(&mut result, !member.is_root());
+            let waiting = member.write(|s| s.life.exhausted_recorded(&mut result, !member.is_root()));
             runtime.answer(&waiting, &Ok(result.clone()));
             let mut ended = turn_event(&member, Some(&result));
             if let RuntimeEvent::Turn { parked, .. } = &mut ended {
@@ -181,7 +179,7 @@ impl Runtime {
     /// Begins settlement once; `abort` stops in-flight work (dispose, drain).
     pub(crate) fn close(&self, member: &Rc<Member>, abort: bool) {
         let Some(settlement) = member.settlement.clone() else { return };
-        let Some(turn) = member.state.borrow_mut().close() else { return };
+        let Some(turn) = member.write(|s| s.life.close()) else { return };
         let signal = match &member.kind {
             Kind::External { signal, .. } => Some(signal.clone()),
             _ => turn,
@@ -196,7 +194,7 @@ impl Runtime {
     }
 
     async fn teardown(self, member: Rc<Member>, settlement: Rc<super::member::Settlement>, abort: bool) {
-        let turn_done = member.state.borrow().turn_done();
+        let turn_done = member.read(|s| s.life.turn_done());
         if let Some(done) = turn_done {
             done.wait().await;
         }
@@ -205,7 +203,7 @@ impl Runtime {
         self.close_owned(&member, abort).await;
         // Nothing of this residency writes once it has left (a drained tree may
         // be reopened at once): acceptances and a lost turn's record land first.
-        while member.state.borrow().writing() {
+        while member.read(|s| s.life.writing()) {
             let changed = self.0.state.borrow().trees.get(&member.root_id).map(Tree::changed);
             match changed {
                 Some(changed) => changed.wait().await,
@@ -221,7 +219,7 @@ impl Runtime {
                 // teardown (and a drain of its tree) waiting, by contract.
                 let r = result.wait().await;
                 self.record_run_usage(&member, &r).await;
-                member.state.borrow_mut().run_ended(r);
+                member.write(|s| s.life.run_ended(r));
                 released
             }
             _ => self.0.host.release(&member.id).await,
@@ -240,9 +238,8 @@ impl Runtime {
         // The member stays resident (closing) until its notice is accepted, so a
         // message meanwhile waits for `closed` instead of resuming a second
         // residency whose `subagent/start` would precede this one's end.
-        let creator = member.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
-        let creator = creator.filter(|p| p.phase() == Phase::Live);
-        let last = member.state.borrow_mut().take_last();
+        let creator = member.creator().filter(|p| p.phase() == Phase::Live);
+        let last = member.write(|s| s.life.take_last());
         // A member reopened (or resumed) and let go without running a turn has
         // nothing new to report: its creator is not told again.
         let quiet = last.is_none() && !abort;
@@ -303,8 +300,7 @@ impl Runtime {
     async fn record_run_usage(&self, member: &Rc<Member>, result: &Result<SubagentResult>) {
         let Ok(SubagentResult { usage: Some(usage), .. }) = result else { return };
         let spent = crate::core::usage::turn_spent(Some(usage), false);
-        let creator = member.parent_link.borrow().as_ref().and_then(std::rc::Weak::upgrade);
-        let Some(creator) = creator.filter(|c| c.phase() != Phase::Gone) else {
+        let Some(creator) = member.creator().filter(|c| c.phase() != Phase::Gone) else {
             // Spent all the same: its budgets count it, though no log records it.
             return self.add_spent(member, &spent, None);
         };
@@ -321,8 +317,8 @@ impl Runtime {
             let owned: Vec<Rc<Member>> = {
                 let st = self.0.state.borrow();
                 let mine = |c: &&Rc<Member>| {
-                    c.parent_link
-                        .borrow()
+                    st.of(c)
+                        .parent_link
                         .as_ref()
                         .and_then(std::rc::Weak::upgrade)
                         .is_some_and(|p| Rc::ptr_eq(&p, member))
@@ -357,7 +353,7 @@ impl Runtime {
 
     /// Removes a member from residency; returns its live creator, whose child count drops.
     fn leave(&self, member: &Rc<Member>) -> Option<Rc<Member>> {
-        member.state.borrow_mut().left();
+        member.write(|s| s.life.left());
         {
             let mut st = self.0.state.borrow_mut();
             st.remove_member(member);
@@ -365,9 +361,9 @@ impl Runtime {
                 tree.left();
             }
         }
-        let parent = member.parent_link.borrow_mut().take().and_then(|w| w.upgrade());
+        let parent = member.write(|s| s.parent_link.take()).and_then(|w| w.upgrade());
         if let Some(parent) = &parent {
-            parent.state.borrow_mut().child_left();
+            parent.write(|s| s.life.child_left());
         }
         parent.filter(|p| p.phase() == Phase::Live)
     }
@@ -383,7 +379,7 @@ impl Runtime {
             });
             slot.set(outcome.clone());
             if member.phase() == Phase::Live {
-                member.state.borrow_mut().run_ended(outcome);
+                member.write(|s| s.life.run_ended(outcome));
                 runtime.close(&member, false);
             }
         }));
@@ -477,22 +473,22 @@ impl Runtime {
     /// work changes. With `waiters`, a turn blocked in `wait_for_input`
     /// counts as quiet unless a steered message it waits for is pending.
     fn unquiet(&self, root_id: &str, waiters: bool) -> Option<Deferred<()>> {
-        let st = self.0.state.borrow();
+        let mut st = self.0.state.borrow_mut();
         let tree = st.trees.get(root_id)?;
         let quiet = tree.reserved() == 0
             && !tree.is_recovering()
-            && !working(&st, tree, root_id, &|m| {
-                let s = m.state.borrow();
+            && !st.any_at_work(root_id, &|m, s| {
+                let s = &s.life;
                 s.writing()
                     || match s.waits_for().filter(|_| waiters) {
                         Some(Wait::Interrupt) => false,
                         Some(Wait::Steer) => s.steer_pending(),
                         // Input waiting for budget room cannot act until a turn ends.
                         None if waiters && s.waits_for_budget() => false,
-                        None => m.is_busy(),
+                        None => s.is_busy(m.lane()),
                     }
             });
-        (!quiet).then(|| tree.changed())
+        (!quiet).then(|| st.trees.get(root_id).map(Tree::changed)).flatten()
     }
 
     /// Blocks turn `turn_id` of `agent` until a steered message waits to be
@@ -507,10 +503,10 @@ impl Runtime {
     /// that stops polling the wait leaves nothing behind past its turn.
     pub async fn wait_for_input(&self, agent: &Agent, turn_id: u64, steer: bool) -> WaitEnd {
         let member = agent.0.clone();
-        let signal = member.state.borrow().turn_signal(Some(turn_id));
+        let signal = member.read(|s| s.life.turn_signal(Some(turn_id)));
         let Some(signal) = signal else { return WaitEnd::Ended };
         let ticket = self.with_tree(&member.root_id, Tree::mint_ticket).unwrap_or(0);
-        member.state.borrow_mut().begin_wait(if steer { Wait::Steer } else { Wait::Interrupt }, ticket);
+        member.write(|s| s.life.begin_wait(if steer { Wait::Steer } else { Wait::Interrupt }, ticket));
         let end = self.wait_in_line(&member, turn_id, steer, &signal, ticket).await;
         self.end_wait(&member, ticket);
         end
@@ -518,7 +514,7 @@ impl Runtime {
 
     /// Clears the mark and the place in line of the wait `ticket`, once.
     fn end_wait(&self, member: &Member, ticket: u64) {
-        let Some(in_line) = member.state.borrow_mut().end_wait(ticket) else { return };
+        let Some(in_line) = member.write(|s| s.life.end_wait(ticket)) else { return };
         // Left the line without being woken for a quiet moment (steered, aborted).
         if in_line {
             if let Some(tree) = self.0.state.borrow_mut().trees.get_mut(&member.root_id) {
@@ -535,7 +531,7 @@ impl Runtime {
         signal: &Signal,
         ticket: u64,
     ) -> WaitEnd {
-        let current = || member.state.borrow().turn_signal(Some(turn_id)).is_some();
+        let current = || member.read(|s| s.life.turn_signal(Some(turn_id))).is_some();
         let root = member.root_id.as_str();
         // Checked here before anything else can run: if the tree is quiet
         // now that this turn waits too, this one goes on (as the others
@@ -549,7 +545,7 @@ impl Runtime {
             if signal.is_aborted() {
                 return WaitEnd::Aborted;
             }
-            if steer && member.state.borrow().steer_pending() {
+            if steer && member.read(|s| s.life.steer_pending()) {
                 return WaitEnd::Steered;
             }
             if self.unquiet(root, true).is_none() {
@@ -557,7 +553,7 @@ impl Runtime {
             }
             let wake = Deferred::new();
             // `None`: another wait of this turn took over its mark; this one is over.
-            let Some(in_line) = member.state.borrow_mut().line_up(ticket, wake.clone()) else { return WaitEnd::Ended };
+            let Some(in_line) = member.write(|s| s.life.line_up(ticket, wake.clone())) else { return WaitEnd::Ended };
             if !in_line {
                 // New in line at the back; woken for a quiet moment that passed: first again.
                 self.with_tree(root, |t| t.line_up(&member.id, ticket, first));
@@ -580,18 +576,7 @@ impl Runtime {
         if !queued || self.unquiet(root_id, true).is_some() {
             return;
         }
-        let wake = {
-            let mut st = self.0.state.borrow_mut();
-            let super::State { trees, members, .. } = &mut *st;
-            let Some(tree) = trees.get_mut(root_id) else { return };
-            loop {
-                let Some((id, ticket)) = tree.next_in_line() else { break None };
-                let Some(m) = members.get(&id) else { continue };
-                if let Some(wake) = m.state.borrow_mut().wake_for_quiet(ticket) {
-                    break Some(wake);
-                }
-            }
-        };
+        let wake = self.0.state.borrow_mut().wake_first_in_line(root_id);
         if let Some(wake) = wake {
             wake.set(());
         }
@@ -602,7 +587,7 @@ impl Runtime {
     /// then: woken for anything else, a waiter could find a quiet moment
     /// before the one in line ahead of it.
     pub(crate) fn wake_own_waiter(&self, member: &Member) {
-        let wake = member.state.borrow().steer_wake();
+        let wake = member.read(|s| s.life.steer_wake());
         if let Some(wake) = wake {
             wake.set(());
         }
@@ -619,11 +604,12 @@ impl Runtime {
         let mut joined = false;
         loop {
             let (busy, changed) = {
-                let st = self.0.state.borrow();
+                let mut st = self.0.state.borrow_mut();
                 let Some(tree) = st.trees.get(root.session_id()) else { return Ok(joined) };
+                let (reserved, changed) = (tree.reserved(), tree.changed());
                 let busy =
-                    tree.reserved() > 0 || working(&st, tree, root.session_id(), &|m| !m.is_root() && m.is_busy());
-                (busy, tree.changed())
+                    reserved > 0 || st.any_at_work(root.session_id(), &|m, s| !m.is_root() && s.life.is_busy(m.lane()));
+                (busy, changed)
             };
             if !busy {
                 return Ok(joined);
@@ -632,18 +618,6 @@ impl Runtime {
             changed.wait().await;
         }
     }
-}
-
-/// Whether a resident member of `root_id`'s tree is `at_work`: the one found
-/// last time first (it is likely still at work), else any, kept as the next hint.
-fn working(st: &super::State, tree: &Tree, root_id: &str, at_work: &dyn Fn(&Member) -> bool) -> bool {
-    let hinted = tree.working_hint().and_then(|id| st.members.get(&id));
-    if hinted.is_some_and(|m| m.root_id == root_id && at_work(m)) {
-        return true;
-    }
-    let found = st.tree_members(root_id).find(|m| at_work(m));
-    tree.remember_working(found.map(|m| m.id.clone()));
-    found.is_some()
 }
 
 /// Why `Runtime::wait_for_input` returned (the bridge passes the discriminant).
@@ -744,7 +718,7 @@ pub(crate) fn turn_event(member: &Member, end: Option<&SubagentResult>) -> Runti
         output: end.map(SubagentResult::output_text).filter(|text| !text.is_empty()),
         parked: false,
         usage: end.and_then(|r| r.usage),
-        trace: if end.is_none() { member.trace.borrow().clone() } else { None },
+        trace: if end.is_none() { member.read(|s| s.trace.clone()) } else { None },
     }
 }
 

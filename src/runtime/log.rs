@@ -236,11 +236,11 @@ impl Runtime {
         check: impl FnOnce(&Member) -> Result<()>,
     ) -> Result<u64> {
         let _guard = member.append_lock.lock().await;
-        if member.log_unsure.get() {
+        if member.read(|s| s.log_unsure) {
             self.take_in_tail(member).await?;
         }
         check(member)?;
-        let first = member.next_seq.get();
+        let first = member.read(|s| s.next_seq);
         let events: Vec<SessionEvent> = events
             .into_iter()
             .enumerate()
@@ -248,11 +248,11 @@ impl Runtime {
             .collect();
         let count = events.len() as u64;
         let Err(e) = self.0.store.append(&member.id, events.clone()).await else {
-            member.next_seq.set(first + count);
+            member.write(|s| s.next_seq = first + count);
             return Ok(first);
         };
         if e.code == ErrorCode::AppendConflict {
-            member.log_unsure.set(true); // someone else wrote: take it in next time
+            member.write(|s| s.log_unsure = true); // someone else wrote: take it in next time
             return Err(persistence(&member.id, e));
         }
         let query = ReadQuery { from_seq: first, ..ReadQuery::default() };
@@ -265,7 +265,7 @@ impl Runtime {
                 if found.is_empty() {
                     Err(persistence(&member.id, e))
                 } else if ours {
-                    member.next_seq.set(first + count);
+                    member.write(|s| s.next_seq = first + count);
                     self.take_in(member, &found[events.len()..]);
                     Ok(first)
                 } else {
@@ -274,7 +274,7 @@ impl Runtime {
                 }
             }
             Err(_) => {
-                member.log_unsure.set(true);
+                member.write(|s| s.log_unsure = true);
                 Err(persistence(&member.id, e))
             }
         }
@@ -283,7 +283,7 @@ impl Runtime {
     /// Runs `check` on a member whose log is known: one left unsure is taken in first.
     pub(crate) async fn check_known(&self, member: &Member, check: impl FnOnce(&Member) -> Result<()>) -> Result<()> {
         let _guard = member.append_lock.lock().await;
-        if member.log_unsure.get() {
+        if member.read(|s| s.log_unsure) {
             self.take_in_tail(member).await?;
         }
         check(member)
@@ -291,12 +291,12 @@ impl Runtime {
 
     /// Reads what landed past `next_seq` in an unsure log and takes it in.
     async fn take_in_tail(&self, member: &Member) -> Result<()> {
-        let query = ReadQuery { from_seq: member.next_seq.get(), ..ReadQuery::default() };
+        let from = member.read(|s| s.next_seq);
+        let query = ReadQuery { from_seq: from, ..ReadQuery::default() };
         let found = self.0.store.read(&member.id, &query).await.map_err(|e| persistence(&member.id, e))?;
-        let from = member.next_seq.get();
         let found: Vec<SessionEvent> = found.unwrap_or_default().into_iter().filter(|f| f.seq >= from).collect();
         self.take_in(member, &found);
-        member.log_unsure.set(false);
+        member.write(|s| s.log_unsure = false);
         Ok(())
     }
 
@@ -305,19 +305,21 @@ impl Runtime {
     /// input (it is durable, so a cold resume would deliver it too).
     fn take_in(&self, member: &Member, found: &[SessionEvent]) {
         let Some(last) = found.last() else { return };
-        member.next_seq.set(member.next_seq.get().max(last.seq + 1));
-        for event in found {
-            if event.kind == event::CATALOG {
-                if let Some(name) = event.payload.get("name").and_then(Value::as_str) {
-                    member.child_names.borrow_mut().insert(name.to_owned());
-                }
-            }
-        }
+        let names = found
+            .iter()
+            .filter(|e| e.kind == event::CATALOG)
+            .filter_map(|e| e.payload.get("name").and_then(Value::as_str).map(str::to_owned));
         let messages = message::pending_messages(found);
-        if messages.is_empty() {
+        let taken_in = !messages.is_empty();
+        member.write(|s| {
+            s.next_seq = s.next_seq.max(last.seq + 1);
+            s.child_names.extend(names);
+            // Durable already: taken in as accepted input.
+            s.life.found_in_log(messages);
+        });
+        if !taken_in {
             return;
         }
-        member.state.borrow_mut().found_in_log(messages); // durable already: taken in as accepted input
         let resident =
             self.0.state.borrow().members.get(&member.id).filter(|m| m.incarnation == member.incarnation).cloned();
         if let Some(resident) = resident {

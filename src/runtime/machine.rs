@@ -62,7 +62,6 @@ use crate::core::exec::Deferred;
 use crate::core::result::SubagentResult;
 use crate::core::schema::OutputSchema;
 use crate::core::signal::Signal;
-use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
@@ -705,7 +704,7 @@ pub(crate) struct Tree {
     /// while the tree works, every waiter woken by a change finds a witness
     /// at once instead of scanning every member (n waiters over n members
     /// made each change cost n * n). Only a hint: "quiet" still scans.
-    working: RefCell<Option<String>>,
+    working: Option<String>,
     /// Turns blocked in `Runtime::wait_for_input`, longest waiting first, as
     /// (Session id, ticket): a quiet moment wakes only the first (once it
     /// goes on, its turn works again and the tree is not quiet for the
@@ -922,12 +921,12 @@ impl Tree {
     }
 
     /// The member last found at work, if any (a hint).
-    pub fn working_hint(&self) -> Option<String> {
-        self.working.borrow().clone()
+    pub fn working_hint(&self) -> Option<&str> {
+        self.working.as_deref()
     }
 
-    pub fn remember_working(&self, id: Option<String>) {
-        *self.working.borrow_mut() = id;
+    pub fn remember_working(&mut self, id: Option<String>) {
+        self.working = id;
     }
 }
 

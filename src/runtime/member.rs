@@ -4,12 +4,12 @@ pub(crate) use super::machine::Phase;
 use super::machine::{Lane, Life};
 pub use super::message::{InboxMessage, MessageMeta, MessageSource, Scheduling};
 use super::run::Run;
+use super::Inner;
 use crate::core::exec::{AsyncLock, Deferred};
 use crate::core::hash::HashSet;
 use crate::core::result::SubagentResult;
 use crate::core::signal::Signal;
 use crate::core::trace::TraceContext;
-use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::rc::{Rc, Weak};
 
@@ -78,30 +78,113 @@ pub(crate) struct Member {
     pub cwd: String,
     pub kind: Kind,
     pub settlement: Option<Rc<Settlement>>,
-    /// Next `seq` of this member's log, and the lock that orders its appends.
-    pub next_seq: Cell<u64>,
+    /// The lock that orders its appends (its log cursor is in its [`MemberState`]).
     pub append_lock: AsyncLock,
-    /// A write whose outcome the store never told (it failed, and reading
-    /// back failed too): the log may be longer than `next_seq`.
-    pub log_unsure: Cell<bool>,
-    /// Names committed in this member's catalog.
-    pub child_names: RefCell<HashSet<String>>,
-    /// The resident creator whose `live_children` counts this member.
-    pub parent_link: RefCell<Option<Weak<Member>>>,
-    /// Its trace context, as its log keeps it (see [`crate::core::trace`]).
-    pub trace: RefCell<Option<TraceContext>>,
     /// Its preset (a local child's: the one `spawn` named, else its creator's), as its log records it.
     pub agent_preset: Option<String>,
     /// Its effective agent options, as its log records them (every turn gets them).
     pub agent_options: Option<crate::core::agent_options::AgentOptions>,
-    pub state: RefCell<Life>,
+    /// The runtime whose state holds this member's [`MemberState`], and its
+    /// slot there: a handle reads it without a `Runtime` of its own.
+    pub runtime: Weak<Inner>,
+    pub slot: usize,
+}
+
+/// One member's live state for one residency: its lifecycle machine, its log
+/// cursor, the names committed in its catalog, its trace context and the
+/// link to its resident creator. The runtime's state owns it (in the
+/// member's slot) from the member's creation until the member's last handle is
+/// dropped: a root appends before it is registered, and a handle reads its
+/// phase after teardown.
+pub(crate) struct MemberState {
+    pub life: Life,
+    /// Next `seq` of its log.
+    pub next_seq: u64,
+    /// A write whose outcome the store never told (it failed, and reading
+    /// back failed too): the log may be longer than `next_seq`.
+    pub log_unsure: bool,
+    /// Names committed in its catalog.
+    pub child_names: HashSet<String>,
+    /// The resident creator whose `live_children` counts this member.
+    pub parent_link: Option<Weak<Member>>,
+    /// Its trace context, as its log keeps it (see [`crate::core::trace`]).
+    pub trace: Option<TraceContext>,
+}
+
+impl MemberState {
+    pub fn new(life: Life, next_seq: u64, trace: Option<TraceContext>) -> MemberState {
+        MemberState { life, next_seq, log_unsure: false, child_names: HashSet::default(), parent_link: None, trace }
+    }
+
+    /// What a member whose runtime is gone reads: gone, with nothing pending.
+    #[inline(never)]
+    pub fn gone() -> MemberState {
+        let mut life = Life::new(None);
+        life.left();
+        MemberState::new(life, 0, None)
+    }
+}
+
+impl Default for MemberState {
+    fn default() -> MemberState {
+        MemberState::gone()
+    }
+}
+
+impl Drop for Member {
+    /// Its state goes with its last handle (later, if the state is borrowed now).
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.upgrade() {
+            runtime.forget_member(self.slot);
+        }
+    }
 }
 
 impl Member {
+    /// Reads its state (for one synchronous step: never across an await).
+    pub fn read<T>(&self, f: impl FnOnce(&MemberState) -> T) -> T {
+        // `f` is called in one place, so each caller's closure is compiled once.
+        let (runtime, gone, st);
+        let state = match self.runtime.upgrade() {
+            Some(r) => {
+                runtime = r;
+                st = runtime.state.borrow();
+                st.of(self)
+            }
+            None => {
+                gone = MemberState::gone();
+                &gone
+            }
+        };
+        f(state)
+    }
+
+    /// Changes its state (for one synchronous step: never across an await).
+    pub fn write<T>(&self, f: impl FnOnce(&mut MemberState) -> T) -> T {
+        let (runtime, mut gone, mut st);
+        let state = match self.runtime.upgrade() {
+            Some(r) => {
+                runtime = r;
+                st = runtime.state.borrow_mut();
+                st.of_mut(self)
+            }
+            None => {
+                gone = MemberState::gone();
+                &mut gone
+            }
+        };
+        f(state)
+    }
+
+    /// Its resident creator, while it counts this member among its live children.
+    pub fn creator(&self) -> Option<Rc<Member>> {
+        self.read(|s| s.parent_link.as_ref().and_then(Weak::upgrade))
+    }
+
     /// Its effective directory: where a turn last moved it, else where it started
     /// (`cwd`, which stays the root's boundary for a tree's directories).
     pub fn current_cwd(&self) -> String {
-        self.state.borrow().cwd().unwrap_or(&self.cwd).to_owned()
+        self.read(|s| s.life.cwd().unwrap_or(&self.cwd).to_owned())
     }
 
     pub fn is_root(&self) -> bool {
@@ -118,7 +201,7 @@ impl Member {
     }
 
     pub fn phase(&self) -> Phase {
-        self.state.borrow().phase()
+        self.read(|s| s.life.phase())
     }
 
     /// Where this member runs in the lifecycle machine.
@@ -132,7 +215,7 @@ impl Member {
 
     /// Doing work now: a turn or run in flight, or input that will start one.
     pub fn is_busy(&self) -> bool {
-        self.state.borrow().is_busy(self.lane())
+        self.read(|s| s.life.is_busy(self.lane()))
     }
 }
 
@@ -205,7 +288,6 @@ impl SteerInbox {
     /// Removes and returns the steered messages that arrived since the last take.
     pub fn take(&self) -> Vec<InboxMessage> {
         let Some(member) = self.0.upgrade() else { return Vec::new() };
-        let taken = member.state.borrow_mut().take_steered(self.1);
-        taken
+        member.write(|s| s.life.take_steered(self.1))
     }
 }

@@ -201,6 +201,24 @@ pub(crate) struct Inner {
     pub hooks: RefCell<Hooks>,
     /// Tokens (registrations, incarnations, turn and call ids): a counter.
     pub next_token: Cell<u64>,
+    /// Slots of members dropped while the state was borrowed: their state
+    /// goes at the next member's creation.
+    pub dropped: Cell<Vec<usize>>,
+}
+
+impl Inner {
+    /// A member's last handle was dropped: its state goes (later, when the
+    /// state is borrowed now: a drop inside a step of the runtime).
+    pub(crate) fn forget_member(&self, slot: usize) {
+        match self.state.try_borrow_mut() {
+            Ok(mut st) => st.forget(slot),
+            Err(_) => {
+                let mut dropped = self.dropped.take();
+                dropped.push(slot);
+                self.dropped.set(dropped);
+            }
+        }
+    }
 }
 
 /// The host code a runtime calls: registered providers, event and flush
@@ -214,6 +232,9 @@ pub(crate) struct Hooks {
     pub flush_listeners: Vec<(u64, FlushListener)>,
     /// Where new members get their trace context ([`Runtime::set_trace_source`]).
     pub trace_source: Option<TraceSource>,
+    /// The queues of event streams ([`stream::EventStream`]) by key: filled
+    /// by their listeners, read by their consumers.
+    pub streams: Vec<(u64, stream::Queue)>,
 }
 
 impl Drop for Inner {
@@ -267,9 +288,10 @@ impl Runtime {
             clock,
             ids,
             options,
-            state: RefCell::default(),
-            hooks: RefCell::default(),
+            state: Default::default(),
+            hooks: Default::default(),
             next_token: Cell::new(1),
+            dropped: Cell::default(),
         }));
         if builtin {
             let store = runtime.0.store.clone();
@@ -450,7 +472,7 @@ impl Runtime {
     /// emitted late is ignored, even while the member's next turn runs.
     pub fn emit_part(&self, agent: &Agent, turn_id: u64, part: Part) -> bool {
         let member = &agent.0;
-        let current = member.state.borrow().runs(turn_id);
+        let current = member.read(|s| s.life.runs(turn_id));
         if current {
             self.emit(RuntimeEvent::Delta {
                 root_id: member.root_id.clone(),
@@ -471,11 +493,10 @@ impl Runtime {
     pub fn emit_run(&self, token: u64, part: RunPart) -> bool {
         let (member, call) = {
             let mut st = self.0.state.borrow_mut();
-            let State { runs, members, .. } = &mut *st;
-            let Some(entry) = runs.get_mut(&token) else { return false };
-            let Some(member) = members.get(&entry.id).filter(|m| m.phase() == Phase::Live).cloned() else {
+            let Some(member) = st.run_member(token).filter(|m| st.of(m).life.phase() == Phase::Live).cloned() else {
                 return false;
             };
+            let Some(entry) = st.runs.get_mut(&token) else { return false };
             let call = match &part {
                 RunPart::Delta(_) => None,
                 RunPart::ToolCall { key, tool, .. } => {
@@ -541,7 +562,7 @@ impl Runtime {
     /// resume use it. Returns the new absolute directory.
     pub async fn set_cwd(&self, agent: &Agent, turn_id: u64, path: &str) -> Result<String> {
         let member = &agent.0;
-        let current = member.state.borrow().runs(turn_id);
+        let current = member.read(|s| s.life.runs(turn_id));
         if !current {
             return Err(crate::err!(
                 ActivationClosing,
@@ -552,7 +573,7 @@ impl Runtime {
         let cwd = self.resolve_cwd(member, Some(path))?;
         let payload = Value::object([("cwd", Some(Value::from(cwd.as_str())))]);
         self.append(member, vec![(event::CWD.to_owned(), payload)]).await?;
-        member.state.borrow_mut().moved(cwd.clone());
+        member.write(|s| s.life.moved(cwd.clone()));
         Ok(cwd)
     }
 
@@ -571,7 +592,7 @@ impl Runtime {
 
     /// Whether a resident member captured its structured result and so takes no more input.
     pub fn is_input_closed(&self, session_id: &str) -> bool {
-        self.0.state.borrow().members.get(session_id).is_some_and(|m| m.state.borrow().input_closed())
+        self.0.state.borrow().members.get(session_id).is_some_and(|m| m.read(|s| s.life.input_closed()))
     }
 
     /// Whether a tree is draining (admitting no children; notices not sent).
@@ -637,7 +658,7 @@ impl Runtime {
 
     /// The signal of `agent`'s running turn, if it is running one.
     pub(crate) fn turn_signal(&self, agent: &Agent) -> Option<Signal> {
-        agent.0.state.borrow().turn_signal(None)
+        agent.0.read(|s| s.life.turn_signal(None))
     }
 
     pub(crate) fn now(&self) -> u64 {

@@ -64,7 +64,7 @@ impl Runtime {
                 ran |= !ids.is_empty();
             }
         }
-        member.state.borrow_mut().adopt(member.lane(), Adopted { pending, parked, spent, ran, last });
+        member.write(|s| s.life.adopt(member.lane(), Adopted { pending, parked, spent, ran, last }));
         lost_turn.map(|input| LostTurn { input, rerun })
     }
 
@@ -79,11 +79,11 @@ impl Runtime {
         if let Value::Object(fields) = &mut payload {
             fields.push(("usageUnknown".to_owned(), Value::Bool(true)));
         }
-        member.state.borrow_mut().begin_record();
+        member.write(|s| s.life.begin_record());
         // A store that refuses leaves the start unmatched: the next open tries again.
         let _ = self.append(member, vec![(event::TURN_END.to_owned(), payload)]).await;
         self.emit(super::lifecycle::turn_event(member, Some(&lost_result())));
-        member.state.borrow_mut().write_ended(None, 0);
+        member.write(|s| s.life.write_ended(None, 0));
         self.tree_changed(&member.root_id);
     }
 

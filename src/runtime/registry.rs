@@ -4,7 +4,7 @@
 //! waiting for answers. Also the inspection calls invariant checks use.
 
 use super::machine::Tree;
-use super::member::{Kind, Member};
+use super::member::{Kind, Member, MemberState};
 use super::Runtime;
 use crate::core::error::{Quoted, Result};
 use crate::core::exec::Deferred;
@@ -36,6 +36,49 @@ pub(crate) struct State {
     pub(super) runs: HashMap<u64, RunEntry>,
     /// What a resume needs, kept (`kept.rs`): rows, log summaries, default-name floors.
     pub kept: super::kept::Kept,
+    /// Every member's live state, from its creation until its last handle
+    /// is dropped (resident or not).
+    lives: Lives,
+    /// What a member whose state is gone reads and writes (never kept).
+    gone: MemberState,
+}
+
+/// Members' live states in slots: a member keeps its slot from its creation
+/// until its last handle is dropped, then the slot is reused.
+#[derive(Default)]
+struct Lives {
+    slots: Vec<Option<MemberState>>,
+    free: Vec<usize>,
+}
+
+impl Lives {
+    fn get(&self, slot: usize) -> Option<&MemberState> {
+        self.slots.get(slot)?.as_ref()
+    }
+
+    fn get_mut(&mut self, slot: usize) -> Option<&mut MemberState> {
+        self.slots.get_mut(slot)?.as_mut()
+    }
+
+    fn insert(&mut self, state: MemberState) -> usize {
+        match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot] = Some(state);
+                slot
+            }
+            None => {
+                self.slots.push(Some(state));
+                self.slots.len() - 1
+            }
+        }
+    }
+
+    fn remove(&mut self, slot: usize) {
+        if let Some(state) = self.slots.get_mut(slot).filter(|s| s.is_some()) {
+            *state = None;
+            self.free.push(slot);
+        }
+    }
 }
 
 /// An external run's live output: whose it is, and its open tool calls
@@ -49,6 +92,80 @@ pub(crate) struct RunEntry {
 pub(super) const MAX_OPEN_RUN_CALLS: usize = 1024;
 
 impl State {
+    /// A member's live state (a gone one for a member this state never held).
+    #[inline(never)] // called at every step of every member: one copy, not one per caller
+    pub fn of(&self, member: &Member) -> &MemberState {
+        self.lives.get(member.slot).unwrap_or(&self.gone)
+    }
+
+    #[inline(never)]
+    pub fn of_mut(&mut self, member: &Member) -> &mut MemberState {
+        match self.lives.get_mut(member.slot) {
+            Some(state) => state,
+            None => {
+                // Fresh each time: what is written to it is dropped.
+                self.gone = MemberState::gone();
+                &mut self.gone
+            }
+        }
+    }
+
+    /// The first free default name among `parent`'s children, from its kept
+    /// floor and hint (flat in the number of children it has had and of its
+    /// starts in flight): one its catalog committed or a start reserved is taken.
+    pub fn default_name(&mut self, parent: &Member) -> crate::core::name::AgentName {
+        let State { lives, kept, reservations, gone, .. } = self;
+        let committed = &lives.get(parent.slot).unwrap_or(gone).child_names;
+        let reserved = reservations.get(&parent.id);
+        kept.default_name(
+            &parent.id,
+            |n| committed.contains(n),
+            |n| committed.contains(n) || reserved.is_some_and(|r| r.contains(n)),
+        )
+    }
+
+    /// The resident external run of start token `token`.
+    pub fn run_member(&self, token: u64) -> Option<&Rc<Member>> {
+        self.runs.get(&token).and_then(|entry| self.members.get(&entry.id))
+    }
+
+    /// Takes the first wait in `root_id`'s line whose member still waits
+    /// with that ticket (the others are dropped as they are reached), and
+    /// returns its wake.
+    pub fn wake_first_in_line(&mut self, root_id: &str) -> Option<Deferred<()>> {
+        let State { trees, members, lives, .. } = self;
+        let tree = trees.get_mut(root_id)?;
+        loop {
+            let (id, ticket) = tree.next_in_line()?;
+            let Some(m) = members.get(&id) else { continue };
+            let Some(state) = lives.get_mut(m.slot) else { continue };
+            if let Some(wake) = state.life.wake_for_quiet(ticket) {
+                return Some(wake);
+            }
+        }
+    }
+
+    /// Whether a resident member of `root_id`'s tree is `at_work`: the one
+    /// found last time first (it is likely still at work), else any, kept as
+    /// the tree's next hint.
+    pub fn any_at_work(&mut self, root_id: &str, at_work: &dyn Fn(&Member, &MemberState) -> bool) -> bool {
+        let State { trees, members, lives, by_root, gone, .. } = self;
+        let Some(tree) = trees.get_mut(root_id) else { return false };
+        let works = |m: &Member| at_work(m, lives.get(m.slot).unwrap_or(gone));
+        let hinted = tree.working_hint().and_then(|id| members.get(id));
+        if hinted.is_some_and(|m| m.root_id == root_id && works(m)) {
+            return true;
+        }
+        let found = by_root.get(root_id).into_iter().flatten().filter_map(|id| members.get(id)).find(|m| works(m));
+        tree.remember_working(found.map(|m| m.id.clone()));
+        found.is_some()
+    }
+
+    /// A member's last handle was dropped: its state goes (its slot is free).
+    pub fn forget(&mut self, slot: usize) {
+        self.lives.remove(slot);
+    }
+
     /// Makes `member` the resident member of its Session id.
     pub fn insert_member(&mut self, member: Rc<Member>) {
         if let Some(parent) = &member.parent_id {
@@ -128,6 +245,20 @@ impl Claims {
 }
 
 impl Runtime {
+    /// A new member with its live state: the state holds it from here, by
+    /// incarnation (see [`MemberState`]). Members dropped while the state was
+    /// borrowed leave theirs here.
+    pub(crate) fn new_member(&self, member: Member, state: MemberState) -> Rc<Member> {
+        let dropped = self.0.dropped.take();
+        let mut st = self.0.state.borrow_mut();
+        for slot in dropped {
+            st.forget(slot);
+        }
+        let mut member = member;
+        member.slot = st.lives.insert(state);
+        Rc::new(member)
+    }
+
     /// Whether the member is resident and working.
     pub fn is_running(&self, session_id: &str) -> bool {
         self.0.state.borrow().members.get(session_id).is_some_and(|m| m.is_busy())
@@ -148,7 +279,7 @@ impl Runtime {
         let m = st.members.get(session_id)?;
         Some(format!(
             "{}, reservations {}",
-            m.state.borrow().describe(),
+            m.read(|s| s.life.describe()),
             st.reservations.get(session_id).map_or(0, |r| r.len())
         ))
     }

@@ -5,6 +5,7 @@
 
 use super::kept;
 use super::machine::{Life, Tree};
+use super::member::MemberState;
 use super::member::{Kind, Member};
 use super::ports::IdKind;
 use super::{Agent, LostTurn, Recovery, RootSettings, Runtime, TraceRequest};
@@ -14,7 +15,6 @@ use crate::core::exec::Deferred;
 use crate::core::json::Value;
 use crate::core::name::LEAD;
 use crate::core::signal::Signal;
-use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 impl Runtime {
@@ -77,7 +77,9 @@ impl Runtime {
         }
         let ledger = self.ledger_from_logs(&id, &budgets, &Signal::never()).await?;
         let cwd = cwd.or(log.cwd).unwrap_or_else(|| self.0.options.default_cwd.clone());
-        let member = Rc::new(Member {
+        let mut state = MemberState::new(Life::new(None), log.len, log.trace.clone());
+        state.child_names = log.child_names;
+        let member = Member {
             id: id.clone(),
             incarnation: self.token(),
             root_id: id.clone(),
@@ -92,16 +94,13 @@ impl Runtime {
             cwd: crate::core::path::normalize(&cwd),
             kind: Kind::Root,
             settlement: None,
-            next_seq: Cell::new(log.len),
             append_lock: Default::default(),
-            log_unsure: Cell::new(false),
-            child_names: RefCell::new(log.child_names),
-            parent_link: RefCell::default(),
-            trace: RefCell::new(log.trace.clone()),
             agent_preset: None,
             agent_options: agent_options.clone().or(log.agent_options.clone()),
-            state: RefCell::new(Life::new(None)),
-        });
+            runtime: Rc::downgrade(&self.0),
+            slot: 0, // given by new_member
+        };
+        let member = self.new_member(member, state);
         // New options are the log's before the root runs a turn with them.
         if let Some(options) = agent_options.filter(|o| log.agent_options.as_ref() != Some(o)) {
             let payload = Value::object([("agentOptions", Some(options.to_value()))]);
@@ -111,7 +110,7 @@ impl Runtime {
             let payload = crate::core::budget::event_payload(&id, Some(&b));
             self.append(&member, vec![(event::BUDGET.to_owned(), payload)]).await?;
         }
-        if member.trace.borrow().is_none() {
+        if member.read(|s| s.trace.is_none()) {
             let request = TraceRequest {
                 session_id: &id,
                 root_id: &id,
@@ -123,7 +122,7 @@ impl Runtime {
             };
             if let Some(trace) = self.trace_for(&request) {
                 self.append(&member, vec![(event::TRACE.to_owned(), trace.to_payload())]).await?;
-                *member.trace.borrow_mut() = Some(trace);
+                member.write(|s| s.trace = Some(trace));
             }
         }
         // Input accepted before a restart and never consumed is still the root's:
@@ -172,12 +171,9 @@ impl Runtime {
     pub async fn close_root(&self, root: &Agent) -> Result<()> {
         self.require_root(root)?;
         // From here no call takes the handle and no new turn starts.
-        root.0.state.borrow_mut().close();
+        root.0.write(|s| s.life.close());
         let drained = self.drain_trees(&[root.session_id().to_owned()]).await;
-        let turn = {
-            let life = root.0.state.borrow();
-            life.turn_signal(None).zip(life.turn_done())
-        };
+        let turn = root.0.read(|s| s.life.turn_signal(None).zip(s.life.turn_done()));
         if let Some((signal, done)) = turn {
             signal.abort();
             done.wait().await;
@@ -191,7 +187,7 @@ impl Runtime {
             }
             st.remove_member(&root.0);
         }
-        root.0.state.borrow_mut().left();
+        root.0.write(|s| s.life.left());
         // Answers nobody can give now: their messages stay pending in the logs.
         let orphaned: Vec<Deferred<Result<crate::SubagentResult>>> = {
             let mut st = self.0.state.borrow_mut();

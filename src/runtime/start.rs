@@ -15,8 +15,8 @@
 //! parent's log. The reservation is released when that write commits or when
 //! startup fails; there is no second write and no rollback.
 
-use super::machine::{Adopted, Lane, Tree};
-use super::member::{self, Delivery, InboxMessage, Kind, Member, MessageSource, Scheduling, Settlement};
+use super::machine::{Adopted, Lane, Life, Tree};
+use super::member::{self, Delivery, InboxMessage, Kind, Member, MemberState, MessageSource, Scheduling, Settlement};
 use super::{Agent, RunInfo, Runtime, RuntimeEvent, TraceRequest};
 use crate::core::agent_options::AgentOptions;
 use crate::core::catalog::{CatalogEntry, Mode};
@@ -32,7 +32,7 @@ use crate::core::store::ReadQuery;
 use crate::core::trace::TraceContext;
 use crate::core::usage::{Rollup, Totals};
 use crate::runtime::ports::{ContinuableCreateRequest, IdKind, Provider, Run, StartRequest};
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::future::Future;
 use std::rc::Rc;
 
@@ -362,12 +362,10 @@ impl Runtime {
         if tree.is_draining() {
             return Err(crate::err!(Draining, "this tree is draining and admits no new children"));
         }
-        let no_reservations = crate::core::hash::HashSet::default();
-        let reserved = st.reservations.get(&parent.id).unwrap_or(&no_reservations);
-        let committed = parent.child_names.borrow();
         let name = match requested_name {
             Some(name) => {
-                if committed.contains(name.as_str()) || reserved.contains(name.as_str()) {
+                let reserved = st.reservations.get(&parent.id).is_some_and(|r| r.contains(name.as_str()));
+                if st.of(&parent).child_names.contains(name.as_str()) || reserved {
                     return Err(crate::err!(
                         DuplicateName,
                         "agent name {} is already taken among the children of {}",
@@ -379,13 +377,8 @@ impl Runtime {
             }
             // From the creator's kept floor and hint: flat in the number of
             // children it has had and of its starts in flight.
-            None => st.kept.default_name(
-                &parent.id,
-                |n| committed.contains(n),
-                |n| committed.contains(n) || reserved.contains(n),
-            ),
+            None => st.default_name(&parent),
         };
-        drop(committed);
         let child_id = if local {
             let id = spec.child_id.clone().or(minted).unwrap_or_default();
             if id.is_empty() || st.members.contains_key(&id) || st.materializing.contains(&id) {
@@ -444,8 +437,9 @@ impl Runtime {
             tree.admitted(&chain, committed_child, catalog.is_some(), record, admission.budget);
         }
         if committed_child.is_some() {
-            admission.parent.child_names.borrow_mut().insert(admission.name.as_str().to_owned());
-            admission.parent.state.borrow_mut().child_joined();
+            let parent = st.of_mut(&admission.parent);
+            parent.child_names.insert(admission.name.as_str().to_owned());
+            parent.life.child_joined();
         }
     }
 
@@ -611,7 +605,7 @@ impl Runtime {
         let place = Placement { id: &child_id, full_name: &full_name, path, next_seq: log_len, trace };
         let member = self.make_resident(spec, admission, place, Kind::Local, &settlement, admission.schema.clone());
         let adopted = Adopted { pending: vec![first], parked: false, spent: false, ran: false, last: None };
-        member.state.borrow_mut().adopt(Lane::Local, adopted);
+        member.write(|s| s.life.adopt(Lane::Local, adopted));
         self.emit(RuntimeEvent::Start(RunInfo {
             tool_call: spec.tool_call,
             ..self.run_info(&member, Mode::Continuable)
@@ -711,7 +705,7 @@ impl Runtime {
         let member = self.make_resident(spec, admission, place, kind, &settlement, None);
         // Caller delivery keeps no catalog entry, so its name is not committed.
         if spec.delivery == Delivery::Caller {
-            admission.parent.child_names.borrow_mut().remove(admission.name.as_str());
+            admission.parent.write(|s| s.child_names.remove(admission.name.as_str()));
             self.reset_default_floor(&admission.parent.id);
         }
         self.emit(RuntimeEvent::Start(RunInfo { tool_call: spec.tool_call, ..self.run_info(&member, Mode::External) }));
@@ -778,7 +772,9 @@ impl Runtime {
         let parent = &admission.parent;
         let mut ancestors = parent.ancestors.clone();
         ancestors.push(parent.id.clone());
-        let member = Rc::new(Member {
+        let mut state = MemberState::new(Life::new(schema), place.next_seq, place.trace);
+        state.parent_link = Some(Rc::downgrade(parent));
+        let member = Member {
             id: place.id.to_owned(),
             incarnation: self.token(),
             root_id: parent.root_id.clone(),
@@ -793,16 +789,13 @@ impl Runtime {
             cwd: admission.cwd.clone(),
             kind,
             settlement: Some(settlement.clone()),
-            next_seq: Cell::new(place.next_seq),
             append_lock: Default::default(),
-            log_unsure: Cell::new(false),
-            child_names: RefCell::default(),
-            parent_link: RefCell::new(Some(Rc::downgrade(parent))),
-            trace: RefCell::new(place.trace),
             agent_preset: admission.agent_preset.clone(),
             agent_options: admission.agent_options.clone(),
-            state: RefCell::new(super::machine::Life::new(schema)),
-        });
+            runtime: Rc::downgrade(&self.0),
+            slot: 0, // given by new_member
+        };
+        let member = self.new_member(member, state);
         self.0.state.borrow_mut().insert_member(member.clone());
         self.release_admission(admission, Some(place.id));
         member
@@ -819,7 +812,7 @@ impl Runtime {
             mode,
             budget: self.own_budget(member),
             tool_call: None,
-            trace: member.trace.borrow().clone(),
+            trace: member.read(|s| s.trace.clone()),
         }
     }
 
@@ -849,7 +842,7 @@ impl Run for SharedRun {
 
 /// Refuses a name a committed sibling entry holds (one that landed after admission).
 fn unique_name(parent: &Member, admission: &Admission) -> Result<()> {
-    if parent.child_names.borrow().contains(admission.name.as_str()) {
+    if parent.read(|s| s.child_names.contains(admission.name.as_str())) {
         return Err(crate::err!(
             DuplicateName,
             "agent name {} is already taken among the children of {}",

@@ -19,7 +19,6 @@ use super::{Runtime, RuntimeEvent};
 use crate::core::error::{Result, SubagentError};
 use crate::core::exec::Deferred;
 use crate::core::hash::HashMap;
-use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
@@ -221,10 +220,19 @@ fn keep_tail(text: &mut String, max: usize) {
     }
 }
 
+/// The queue of stream `key` (a runtime has a few streams: a list, not a map).
+fn queue(streams: &mut [(u64, Queue)], key: u64) -> Option<&mut Queue> {
+    streams.iter_mut().find(|(k, _)| *k == key).map(|(_, q)| q)
+}
+
 /// A subscription read as a stream. Dropping or closing it unsubscribes.
+/// Its queue is with the runtime's hooks (by `key`): the listener fills it
+/// and the consumer reads it, each in a step of its own.
 pub struct EventStream {
-    queue: Rc<RefCell<Queue>>,
     runtime: Runtime,
+    /// Its queue's key in the hooks.
+    key: u64,
+    /// Its subscription.
     token: u64,
 }
 
@@ -233,18 +241,22 @@ impl Runtime {
     /// is given, of these types when `types` is (JS names, `subagent/delta`, ...).
     /// A reader that lets more than `buffer_bytes` wait for it is cut off (see the module doc).
     pub fn events(&self, root: Option<String>, types: Option<Vec<String>>, buffer_bytes: usize) -> EventStream {
-        let queue = Rc::new(RefCell::new(Queue::new(buffer_bytes)));
-        let sink = queue.clone();
+        let key = self.token();
+        self.0.hooks.borrow_mut().streams.push((key, Queue::new(buffer_bytes)));
+        // Weak: the runtime's hooks hold this listener.
+        let runtime = self.downgrade();
         let token = self.subscribe(
             root,
             Rc::new(move |event: &RuntimeEvent| {
-                let mut q = sink.borrow_mut();
+                let Some(runtime) = runtime.upgrade() else { return };
+                let mut hooks = runtime.0.hooks.borrow_mut();
+                let Some(q) = queue(&mut hooks.streams, key) else { return };
                 if !q.closed && types.as_ref().is_none_or(|t| t.iter().any(|t| t == event_type(event))) {
                     q.push(event.clone());
                 }
             }),
         );
-        EventStream { queue, runtime: self.clone(), token }
+        EventStream { runtime: self.clone(), key, token }
     }
 }
 
@@ -254,11 +266,13 @@ impl EventStream {
     pub async fn next(&self) -> Result<Option<RuntimeEvent>> {
         loop {
             let wait = {
-                let mut q = self.queue.borrow_mut();
+                let mut hooks = self.runtime.0.hooks.borrow_mut();
+                let Some(q) = queue(&mut hooks.streams, self.key) else { return Ok(None) };
                 if let Some(event) = q.pop() {
                     return Ok(Some(event));
                 }
                 if let Some(e) = q.failed.take() {
+                    drop(hooks);
                     self.runtime.unsubscribe(self.token);
                     return Err(e);
                 }
@@ -273,12 +287,12 @@ impl EventStream {
 
     /// The next event if one is queued, without waiting.
     pub fn try_next(&self) -> Option<RuntimeEvent> {
-        self.queue.borrow_mut().pop()
+        queue(&mut self.runtime.0.hooks.borrow_mut().streams, self.key)?.pop()
     }
 
     /// Events queued and not yet taken.
     pub fn queued(&self) -> usize {
-        self.queue.borrow().len()
+        self.runtime.0.hooks.borrow().streams.iter().find(|(k, _)| *k == self.key).map_or(0, |(_, q)| q.len())
     }
 
     /// Unsubscribes and ends the stream: a waiting `next` answers `None`,
@@ -286,7 +300,8 @@ impl EventStream {
     pub fn close(&self) {
         self.runtime.unsubscribe(self.token);
         let wake = {
-            let mut q = self.queue.borrow_mut();
+            let mut hooks = self.runtime.0.hooks.borrow_mut();
+            let Some(q) = queue(&mut hooks.streams, self.key) else { return };
             q.closed = true;
             q.items.clear();
             q.latest.clear();
@@ -303,6 +318,7 @@ impl EventStream {
 impl Drop for EventStream {
     fn drop(&mut self) {
         self.close();
+        self.runtime.0.hooks.borrow_mut().streams.retain(|(k, _)| *k != self.key);
     }
 }
 

@@ -89,7 +89,7 @@ impl Runtime {
             let member = st.members.get(id).filter(|m| m.phase() == Phase::Live && !m.is_external());
             let running = st.members.get(id).is_some_and(|m| m.is_busy());
             let rest = member.filter(|_| !running).map(|m| {
-                if m.state.borrow().has_parked_input() {
+                if m.read(|s| s.life.has_parked_input()) {
                     Rest::Parked
                 } else {
                     Rest::Idle
@@ -153,7 +153,7 @@ impl Runtime {
 
     /// Whether a resident member's turn is running (an open turn of anyone else was lost).
     pub(super) fn turn_in_flight(&self, session_id: &str) -> bool {
-        self.0.state.borrow().members.get(session_id).is_some_and(|m| m.state.borrow().in_turn())
+        self.0.state.borrow().members.get(session_id).is_some_and(|m| m.read(|s| s.life.in_turn()))
     }
 
     /// A member's own and subtree totals, from its log and its descendants'.
