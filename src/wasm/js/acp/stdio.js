@@ -14,7 +14,7 @@ import { SubagentRuntime } from '../node.js';
 import { commandLine, storeAndModel } from '../node/command.js';
 import { acpAgent } from './acp.js';
 
-const { args, dir, script, fail } = commandLine(
+const { args, dir, script, fail, input } = commandLine(
   'subagent-tree-acp',
   `--dir <sessions> [--max-depth <n>] [--script <file>]
   --dir        the FileStore directory that holds the trees (created if missing)
@@ -27,7 +27,7 @@ const { store, host } = await storeAndModel(dir, script);
 const runtime = new SubagentRuntime({ store, host, maxDepth });
 process.stderr.write(`subagent-tree-acp: sessions in ${dir}\n`);
 
-const connection = acpAgent({ runtime, store }).connect(ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+const connection = acpAgent({ runtime, store }).connect(ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(input())));
 let closing = null;
 const shutdown = () =>
   (closing ??= (async () => {

@@ -15,7 +15,7 @@ import { SubagentRuntime } from '../node.js';
 import { commandLine, storeAndModel } from '../node/command.js';
 import { mcpServer } from './mcp.js';
 
-const { args, dir, script } = commandLine(
+const { args, dir, script, input } = commandLine(
   'subagent-tree-mcp',
   `--dir <sessions> [--root <sessionId>] [--script <file>]
   --dir   the FileStore directory that holds the tree (created if missing)
@@ -47,4 +47,5 @@ server.server.onclose = () => {
 process.stdin.on('end', shutdown);
 process.on('SIGINT', shutdown);
 process.on('SIGTERM', shutdown);
-await server.connect(new StdioServerTransport());
+// Stdin through the line bound: a line past --max-line-bytes is answered with an error, not held.
+await server.connect(new StdioServerTransport(input(), process.stdout));

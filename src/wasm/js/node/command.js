@@ -4,12 +4,18 @@
 // protocol's alone: usage and diagnostics go to stderr (but `--help`'s).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Transform } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { FileStore } from './file-store.js';
 import { OpenAIHost } from '../edge/openai-host.js';
 import { scriptedHost } from '../testing/testing.js';
 
+/** The longest protocol line a command reads by default (16 MiB); `--max-line-bytes` changes it. */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
+
 const ENVIRONMENT = `  --script     turns from a JSON script (subagent-tree/testing's scriptedHost) instead of a model
+  --max-line-bytes  the longest line read from stdin (default ${DEFAULT_MAX_LINE_BYTES}, 16 MiB): a longer one
+               is skipped and answered with a JSON-RPC error (id null), and the command goes on
 environment: OPENAI_MODEL (required without --script), OPENAI_BASE_URL, OPENAI_API_KEY`;
 
 /**
@@ -25,7 +31,8 @@ export function commandLine(name, usage, options = {}) {
   };
   let args;
   try {
-    args = parseArgs({ options: { dir: { type: 'string' }, script: { type: 'string' }, help: { type: 'boolean' }, ...options }, strict: true }).values;
+    const shared = { dir: { type: 'string' }, script: { type: 'string' }, 'max-line-bytes': { type: 'string' }, help: { type: 'boolean' } };
+    args = parseArgs({ options: { ...shared, ...options }, strict: true }).values;
   } catch (error) {
     fail(error.message);
   }
@@ -43,7 +50,69 @@ export function commandLine(name, usage, options = {}) {
       fail(`--script ${args.script} is not a readable JSON script (${error.code ?? error.message})`);
     }
   }
-  return { args, dir: path.resolve(args.dir), script, fail };
+  const maxLineBytes = args['max-line-bytes'] === undefined ? DEFAULT_MAX_LINE_BYTES : Number(args['max-line-bytes']);
+  if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1024) fail('--max-line-bytes must be a whole number of at least 1024');
+  const input = () => boundedLines(name, process.stdin, process.stdout, maxLineBytes);
+  return { args, dir: path.resolve(args.dir), script, fail, input };
+}
+
+/**
+ * `stdin` as the protocol reads it, one line at most `maxLineBytes` long
+ * (its newline aside). A longer line is never held whole: what came of it is
+ * dropped as it arrives, the rest of it up to its newline too, and then the
+ * client is answered on `stdout` with a JSON-RPC error (id null: the line's
+ * id was never read) and told on stderr; the lines after it are read as
+ * before. Only complete lines pass, so a client that sends a huge line with
+ * no newline costs at most `maxLineBytes`.
+ */
+export function boundedLines(name, stdin, stdout, maxLineBytes) {
+  let held = [];
+  let heldBytes = 0;
+  let dropping = false;
+  const over = () => {
+    const message = `${name}: a line of more than ${maxLineBytes} bytes was skipped (--max-line-bytes)`;
+    process.stderr.write(`${message}\n`);
+    stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message } })}\n`);
+  };
+  const guard = new Transform({
+    transform(chunk, _encoding, done) {
+      let start = 0;
+      while (start < chunk.length) {
+        const newline = chunk.indexOf(0x0a, start);
+        const end = newline === -1 ? chunk.length : newline + 1;
+        const piece = chunk.subarray(start, end);
+        start = end;
+        if (dropping) {
+          if (newline !== -1) {
+            dropping = false;
+            over();
+          }
+          continue;
+        }
+        held.push(piece);
+        heldBytes += piece.length;
+        if (heldBytes - (newline === -1 ? 0 : 1) > maxLineBytes) {
+          held = [];
+          heldBytes = 0;
+          if (newline === -1) dropping = true;
+          else over();
+          continue;
+        }
+        if (newline !== -1) {
+          this.push(Buffer.concat(held, heldBytes));
+          held = [];
+          heldBytes = 0;
+        }
+      }
+      done();
+    },
+    flush(done) {
+      if (dropping) over();
+      else if (heldBytes > 0) this.push(Buffer.concat(held, heldBytes));
+      done();
+    },
+  });
+  return stdin.pipe(guard);
 }
 
 /**
