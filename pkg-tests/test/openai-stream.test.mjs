@@ -173,3 +173,99 @@ test('a valid answer over maxResponseBytes says it is too large, streamed or not
     await mock.close();
   }
 });
+
+/**
+ * A raw SSE server: `write(res, body)` writes what it likes, when it likes;
+ * `closed` resolves when a client's connection closes.
+ */
+async function rawServer(write) {
+  const http = await import('node:http');
+  const timers = new Set();
+  let closedOnce;
+  const closed = new Promise((resolve) => (closedOnce = resolve));
+  const server = http.createServer(async (req, res) => {
+    let text = '';
+    for await (const c of req) text += c;
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.on('close', () => closedOnce(true));
+    const every = (ms, f) => {
+      const t = setInterval(() => (res.destroyed ? clearInterval(t) : f()), ms);
+      timers.add(t);
+    };
+    write(res, JSON.parse(text), every);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${server.address().port}/v1`,
+    closed,
+    close: () =>
+      new Promise((resolve) => {
+        for (const t of timers) clearInterval(t);
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const sse = (value) => `data: ${typeof value === 'string' ? value : JSON.stringify(value)}\n\n`;
+
+test('keep-alive comments are not progress: a stream of comments alone times out (timeoutMs)', { timeout: 20_000 }, async () => {
+  const server = await rawServer((res, _body, every) => {
+    res.write(sse(chunk({ role: 'assistant', content: '' })));
+    every(50, () => res.write(': keep-alive\n\n'));
+  });
+  try {
+    const { runtime, lead } = await tree(server, { timeoutMs: 400 });
+    const answer = await (await runtime.ask(lead, 'lead', 'Go.')).answer;
+    assert.equal(answer.stopReason, 'error');
+    assert.equal(answer.diagnostic, 'the model endpoint sent nothing for 400 ms (timeoutMs)');
+    assert.equal(await server.closed, true);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a request that trickles past requestTimeoutMs fails; one whose finish reason came keeps its answer', { timeout: 20_000 }, async () => {
+  // A data event every 50 ms, forever: progress each time, never an end.
+  const trickle = await rawServer((res, _body, every) => every(50, () => res.write(sse(chunk({ content: 'a' })))));
+  try {
+    const { runtime, lead } = await tree(trickle, { timeoutMs: 400, requestTimeoutMs: 1000 });
+    const answer = await (await runtime.ask(lead, 'lead', 'Go.')).answer;
+    assert.equal(answer.stopReason, 'error');
+    assert.equal(answer.diagnostic, 'the model endpoint did not finish its answer within 1000 ms (requestTimeoutMs)');
+    assert.deepEqual(answer.output, [], 'its unfinished text is not an answer');
+  } finally {
+    await trickle.close();
+  }
+  // The answer and its finish reason came, then the server kept sending (no [DONE]).
+  const finished = await rawServer((res, _body, every) => {
+    res.write(sse(chunk({ content: 'Done here.' })) + sse(chunk({}, 'stop')));
+    every(50, () => res.write(sse({ choices: [] })));
+  });
+  try {
+    const { runtime, lead } = await tree(finished, { timeoutMs: 400, requestTimeoutMs: 1000 });
+    const answer = await (await runtime.ask(lead, 'lead', 'Go.')).answer;
+    assert.equal(answer.stopReason, 'completed', answer.diagnostic);
+    assert.deepEqual(answer.output, [{ type: 'text', text: 'Done here.' }]);
+  } finally {
+    await finished.close();
+  }
+  assert.throws(() => new OpenAIHost({ baseUrl: 'http://x/v1', model: 'm', requestTimeoutMs: 0 }), { code: 'INVALID_ARGUMENT' });
+});
+
+test('reading stops at [DONE]: a server that keeps sending after it does not hold the turn', { timeout: 20_000 }, async () => {
+  const server = await rawServer((res, _body, every) => {
+    res.write(sse(chunk({ content: 'The answer.' })) + sse(chunk({}, 'stop')) + sse('[DONE]'));
+    every(50, () => res.write(sse(chunk({ content: ' and more' }))));
+  });
+  try {
+    // No deadline to rescue it: only stopping at [DONE] ends this turn.
+    const { runtime, lead } = await tree(server, { timeoutMs: 60_000, requestTimeoutMs: 600_000 });
+    const answer = await (await runtime.ask(lead, 'lead', 'Go.')).answer;
+    assert.equal(answer.stopReason, 'completed', answer.diagnostic);
+    assert.deepEqual(answer.output, [{ type: 'text', text: 'The answer.' }]);
+    assert.equal(await server.closed, true, 'the connection was closed after [DONE]');
+  } finally {
+    await server.close();
+  }
+});

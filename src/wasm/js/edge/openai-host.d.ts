@@ -70,8 +70,18 @@ export interface OpenAIHostOptions {
    * again; one that answers JSON anyway is read as JSON.
    */
   stream?: boolean;
-  /** A request that sends nothing for this long fails the turn (`error`); each chunk restarts the clock. Default 60,000 ms. */
+  /**
+   * A request that makes no progress for this long fails the turn (`error`).
+   * A streamed answer progresses by its `data` lines (keep-alive comments do
+   * not count), a JSON one by its bytes. Default 60,000 ms.
+   */
   timeoutMs?: number;
+  /**
+   * The most one request may take, whatever it sends meanwhile (a trickle
+   * cannot hold a turn); past it the turn fails, unless the answer's finish
+   * reason had come (then the answer is kept). Default 600,000 ms (10 minutes).
+   */
+  requestTimeoutMs?: number;
   /** The most one answer may take, streamed or not; past it the turn fails, "too large". Default 8 MiB (at least 1,024). */
   maxResponseBytes?: number;
   /** Which of the member's tree tools the model gets (`{ only?, except? }`, as `runtime.toolsFor`); default all. */

@@ -25,9 +25,13 @@
 // its end, or an event that is not JSON, fails the step (its unfinished text
 // is never output); a server that answers JSON anyway is read as JSON; one
 // that refuses a streamed request (HTTP 400) gets that request once more
-// without streaming, and this host stops asking it to stream. No byte for
-// `timeoutMs` fails the request, and an answer over `maxResponseBytes` is
-// "too large", never read whole.
+// without streaming, and this host stops asking it to stream. No progress
+// for `timeoutMs` fails the request (a streamed answer progresses by its
+// `data` lines: keep-alive comments do not count), so does a request not
+// finished within `requestTimeoutMs` (however it trickles), and an answer
+// over `maxResponseBytes` is "too large", never read whole. A stream is read
+// up to its `[DONE]` and no further; an answer whose finish reason came is
+// kept when the stream then stalls or runs past the deadline.
 import { blocksText, configError, describe, inputImages, parseStructured, priorTurns } from './host-shared.js';
 
 const DEFAULT_MAX_STEPS = 16;
@@ -53,6 +57,8 @@ function statusSentence(status) {
 const DEFAULT_HISTORY_TURNS = 20;
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+/** The most one request may take, whatever it sends meanwhile (10 minutes). */
+const DEFAULT_REQUEST_TIMEOUT_MS = 600_000;
 const DETAIL_LIMIT = 300;
 
 /** A count the server reported, or 0 for anything that is not a non-negative safe integer. */
@@ -116,6 +122,7 @@ export class OpenAIHost {
   #stream;
   #treeTools;
   #timeoutMs;
+  #requestTimeoutMs;
   #maxResponseBytes;
   #memory = new Map(); // sessionId -> [{ role, content }] (history: 'memory')
 
@@ -175,6 +182,9 @@ export class OpenAIHost {
     const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) throw configError('timeoutMs must be a positive integer (milliseconds)');
     this.#timeoutMs = timeoutMs;
+    const requestTimeoutMs = o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 1) throw configError('requestTimeoutMs must be a positive integer (milliseconds)');
+    this.#requestTimeoutMs = requestTimeoutMs;
     const maxBytes = o.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 1024) throw configError('maxResponseBytes must be an integer of at least 1024');
     this.#maxResponseBytes = maxBytes;
@@ -340,13 +350,14 @@ export class OpenAIHost {
     let refused = false;
     for (let attempt = 0; ; attempt++) {
       const body = streaming ? { ...base, stream: true, stream_options: { include_usage: true } } : { ...base, stream: false };
-      const watch = new Watch(signal, this.#timeoutMs);
+      const watch = new Watch(signal, this.#timeoutMs, this.#requestTimeoutMs);
       let response;
       try {
         response = await this.#fetch(this.#endpoint, { method: 'POST', headers: this.#headers, body: JSON.stringify(body), signal: watch.signal });
       } catch (e) {
         watch.stop();
         if (signal.aborted) throw e;
+        if (watch.overdue) throw this.#overdue();
         if (watch.timedOut) throw new Failure(`the model endpoint sent nothing for ${this.#timeoutMs} ms (timeoutMs)`);
         if (attempt < this.#retries) {
           await sleep(this.#retryDelayMs * 2 ** attempt, signal);
@@ -388,6 +399,7 @@ export class OpenAIHost {
         return reply;
       } catch (e) {
         if (signal.aborted) throw e;
+        if (watch.overdue) throw this.#overdue();
         if (watch.timedOut) throw new Failure(`the model endpoint sent nothing for ${this.#timeoutMs} ms (timeoutMs)`);
         if (e instanceof Failure) throw e;
         throw new Failure(`the model endpoint's answer could not be read (${errorName(e)})`);
@@ -403,6 +415,7 @@ export class OpenAIHost {
     const decoder = new TextDecoder();
     let bytes = 0;
     await eachChunk(response, watch, (chunk) => {
+      watch.touch(); // a JSON answer progresses by its bytes
       bytes += chunk.byteLength;
       if (bytes > this.#maxResponseBytes) throw this.#tooLarge();
       chunks.push(decoder.decode(chunk, { stream: true }));
@@ -426,7 +439,10 @@ export class OpenAIHost {
    * A streamed answer: Server-Sent Events parsed as they arrive (one line
    * buffered at a time, at most `maxResponseBytes` in all), each text or
    * reasoning delta emitted on the turn in order; tool calls assembled by
-   * index; the last `usage` counted once the stream ends with `[DONE]`.
+   * index; the last `usage` counted once the stream ends with `[DONE]`,
+   * where reading stops. Only `data` lines are progress (a comment or a blank
+   * line does not restart the idle clock), and an answer whose finish reason
+   * came is kept if the stream then stalls or passes the request's deadline.
    */
   async #readStream(response, watch, usage, turn) {
     const decoder = new TextDecoder();
@@ -490,28 +506,40 @@ export class OpenAIHost {
       const field = colon < 0 ? l : l.slice(0, colon);
       let value = colon < 0 ? '' : l.slice(colon + 1);
       if (value.startsWith(' ')) value = value.slice(1);
-      if (field === 'data') data.push(value);
+      if (field === 'data') {
+        watch.touch();
+        data.push(value);
+      }
     };
     // Lines are cut where they end (CRLF, CR or LF); the search resumes where the last one stopped.
     const eol = /\r\n|\r|\n/g;
     let scanned = 0;
-    await eachChunk(response, watch, (chunk) => {
-      bytes += chunk.byteLength;
-      if (bytes > this.#maxResponseBytes) throw this.#tooLarge();
-      pending += decoder.decode(chunk, { stream: true });
-      let start = 0;
-      eol.lastIndex = scanned;
-      for (let m = eol.exec(pending); m !== null; m = eol.exec(pending)) {
-        if (m[0] === '\r' && m.index + 1 === pending.length) break; // its LF may come next
-        line(pending.slice(start, m.index));
-        start = m.index + m[0].length;
-      }
-      pending = pending.slice(start);
-      scanned = pending.endsWith('\r') ? pending.length - 1 : pending.length;
-    });
-    pending += decoder.decode();
-    if (pending !== '') line(pending.replace(/\r$/, ''));
-    event();
+    try {
+      await eachChunk(response, watch, (chunk) => {
+        bytes += chunk.byteLength;
+        if (bytes > this.#maxResponseBytes) throw this.#tooLarge();
+        pending += decoder.decode(chunk, { stream: true });
+        let start = 0;
+        eol.lastIndex = scanned;
+        for (let m = eol.exec(pending); m !== null && !done; m = eol.exec(pending)) {
+          if (m[0] === '\r' && m.index + 1 === pending.length) break; // its LF may come next
+          line(pending.slice(start, m.index));
+          start = m.index + m[0].length;
+        }
+        pending = pending.slice(start);
+        scanned = pending.endsWith('\r') ? pending.length - 1 : pending.length;
+        return done; // `[DONE]`: nothing after it is read
+      });
+    } catch (e) {
+      // Stalled or overdue after its finish reason: the answer has arrived.
+      if (finish === null || watch.source.aborted || !(watch.timedOut || watch.overdue)) throw e;
+      done = true;
+    }
+    if (!done) {
+      pending += decoder.decode();
+      if (pending !== '') line(pending.replace(/\r$/, ''));
+      event();
+    }
     // Ended without `[DONE]` or a finish reason: cut short, and its unfinished text is not an answer.
     if (!done && finish === null) throw new Failure('the model stream ended before its answer did');
     addUsage(usage, lastUsage);
@@ -522,26 +550,36 @@ export class OpenAIHost {
     return { message, finish };
   }
 
+  #overdue() {
+    return new Failure(`the model endpoint did not finish its answer within ${this.#requestTimeoutMs} ms (requestTimeoutMs)`);
+  }
+
   #tooLarge() {
     return new Failure(`the model endpoint's answer is too large (over maxResponseBytes, ${this.#maxResponseBytes} bytes)`);
   }
 }
 
 /**
- * A request's signal: the turn's, or a timeout once nothing arrived for
- * `ms` (each chunk read restarts the clock).
+ * A request's signal: the turn's, or a timeout once no progress came for
+ * `ms` (the reader calls `touch` on progress), or once `total` ms passed
+ * since the request began, whatever came meanwhile (`overdue`).
  */
 class Watch {
-  constructor(signal, ms) {
+  constructor(signal, ms, total) {
     this.controller = new AbortController();
     this.signal = this.controller.signal;
     this.timedOut = false;
+    this.overdue = false;
     this.ms = ms;
     this.onAbort = () => this.controller.abort(signal.reason);
     this.source = signal;
     if (signal.aborted) this.controller.abort(signal.reason);
     else signal.addEventListener('abort', this.onAbort, { once: true });
     this.timer = undefined;
+    this.deadline = setTimeout(() => {
+      this.overdue = true;
+      this.controller.abort();
+    }, total);
     this.touch();
   }
 
@@ -555,11 +593,15 @@ class Watch {
 
   stop() {
     clearTimeout(this.timer);
+    clearTimeout(this.deadline);
     this.source.removeEventListener('abort', this.onAbort);
   }
 }
 
-/** Reads a response body chunk by chunk (the watch's clock restarts on each); stops reading on abort. */
+/**
+ * Reads a response body chunk by chunk; stops reading on abort, or when
+ * `onChunk` returns `true` (the rest is not wanted: the body is cancelled).
+ */
 async function eachChunk(response, watch, onChunk) {
   const body = response.body;
   if (!body || typeof body.getReader !== 'function') {
@@ -575,8 +617,10 @@ async function eachChunk(response, watch, onChunk) {
       if (watch.signal.aborted) throw new Failure('aborted');
       const { done, value } = await reader.read();
       if (done) return;
-      watch.touch();
-      if (value && value.byteLength > 0) onChunk(value);
+      if (value && value.byteLength > 0 && onChunk(value) === true) {
+        cancel();
+        return;
+      }
     }
   } catch (e) {
     cancel();
