@@ -317,3 +317,60 @@ test('one owner per directory: another live process is refused, a dead one is ta
   assert.equal(await third.length('s'), 4);
   await third.close();
 });
+
+test('repair keeps what is whole: a bad line in the middle costs its own record, and a lost catalog entry is named', async (t) => {
+  const dir = await tempDir(t);
+  const store = await FileStore.open(dir);
+  // One append per event, as the runtime writes them: each its own committed batch.
+  await store.append('root', [note(0, 'the root began')]);
+  const names = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
+  for (const [i, name] of names.entries()) {
+    await store.append('root', [cat(i + 1, `c${i + 1}`, name)]);
+    await store.append(`c${i + 1}`, [note(0)]);
+  }
+  await store.append('root', [note(6, 'after them')]);
+  await store.close();
+  const file = path.join(dir, fileNameFor('root'));
+  const lines = (await readFile(file, 'utf8')).split('\n');
+  // One flipped byte in line 2 (the root's first record), and one in gamma's catalog entry.
+  lines[1] = lines[1].replace('"type":', '"type";');
+  lines[4] = lines[4].replace('"type":', '"type";');
+  const damagedBytes = Buffer.byteLength(lines[1]) + 1 + Buffer.byteLength(lines[4]) + 1;
+  await writeFile(file, lines.join('\n'));
+
+  const reopened = await FileStore.open(dir);
+  assert.equal(await code(reopened.read('root', {})), 'PERSISTENCE_UNAVAILABLE');
+  const report = await reopened.repair('root');
+  assert.equal(report.repaired, true);
+  assert.equal(report.keptEvents, 5, 'every record that reads: four catalog entries and the last note');
+  assert.equal(report.droppedBytes, damagedBytes);
+  assert.deepEqual(report.damaged.map((d) => [d.seq, d.reason, d.childId]), [
+    [0, 'a line that is not JSON', undefined],
+    [3, 'a line that is not JSON', 'c3'],
+  ]);
+  assert.equal(report.reason, 'a line that is not JSON');
+  // The later records keep their seqs; a store/damaged record stands where each lost one was.
+  const events = await reopened.read('root', {});
+  assert.deepEqual(events.map((e) => [e.seq, e.type]), [
+    [0, 'store/damaged'],
+    [1, 'subagent/catalog'],
+    [2, 'subagent/catalog'],
+    [3, 'store/damaged'],
+    [4, 'subagent/catalog'],
+    [5, 'subagent/catalog'],
+    [6, 'message/user'],
+  ]);
+  // Four of five children are listed, where a repair to the valid prefix listed none.
+  const rows = await listDescendants(reopened, 'root');
+  assert.deepEqual(rows.map((r) => r.path), ['alpha', 'beta', 'delta', 'epsilon']);
+  // Each dropped line is reported, the lost entry with its child; the log takes appends again.
+  assert.deepEqual(reopened.diagnostics.filter((d) => d.reason.startsWith('repaired:')).map((d) => d.childId), [undefined, 'c3']);
+  await reopened.append('root', [note(7)]);
+  assert.equal(await reopened.length('root'), 8);
+  // A runtime over the repaired store opens the root and lists it, the placeholder records skipped.
+  const runtime = new SubagentRuntime({ store: reopened, host: { runTurn: async () => ({ stopReason: 'completed' }) } });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  assert.deepEqual((await runtime.listDescendants('root', {})).map((r) => r.path), ['alpha', 'beta', 'delta', 'epsilon']);
+  await runtime.closeRoot(lead);
+  await reopened.close();
+});

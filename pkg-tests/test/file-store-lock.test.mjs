@@ -63,7 +63,7 @@ test(`a stale lock taken over by three processes at once: exactly one owner, ${R
   }
 });
 
-test('a damaged log (two writers interleaved) is refused with the repair path; repair keeps the valid prefix and moves the rest aside', async () => {
+test('a damaged log (two writers interleaved) is refused with the repair path; repair keeps every record that fits and moves the file aside', async () => {
   const { FileStore, fileNameFor } = await import('subagent-tree/file-store');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'file-store-repair-'));
   try {
@@ -78,6 +78,7 @@ test('a damaged log (two writers interleaved) is refused with the repair path; r
     store = await FileStore.open(dir);
     await assert.rejects(store.read('s'), (e) => e.code === 'PERSISTENCE_UNAVAILABLE' && /damaged at byte \d+ \(a record out of order \(expected seq 3\)\).*store\.repair\("s"\) keeps the 3 events/.test(e.message));
     const report = await store.repair('s');
+    const [one, two] = foreign.split('\n');
     assert.deepEqual({ ...report, backup: undefined }, {
       sessionId: 's',
       file,
@@ -85,6 +86,11 @@ test('a damaged log (two writers interleaved) is refused with the repair path; r
       keptEvents: 3,
       droppedBytes: Buffer.byteLength(foreign) + 1,
       reason: 'a record out of order (expected seq 3)',
+      // Each foreign line, dropped: neither fits the log's order.
+      damaged: [
+        { offset: good.length, bytes: Buffer.byteLength(one) + 1, reason: 'a record out of order (expected seq 3)' },
+        { offset: good.length + Buffer.byteLength(one) + 1, bytes: Buffer.byteLength(two) + 1, reason: 'a record out of order (expected seq 3)' },
+      ],
       backup: undefined,
     });
     assert.match(report.backup, /\.damaged-\d+$/);

@@ -18,6 +18,21 @@ export interface CorruptTail {
   reason: string;
   /** After `repair`: where the damaged file was moved. */
   backup?: string;
+  /** After `repair`: the child a lost catalog entry named, when its bytes still did. */
+  childId?: string;
+}
+
+/** One line `repair` dropped. */
+export interface DamagedLine {
+  /** Its byte offset in the damaged file (`backup`). */
+  offset: number;
+  bytes: number;
+  /** `'a line that is not JSON'`, `'a record out of order (expected seq 4)'`, `'a batch without its commit mark'`, ... */
+  reason: string;
+  /** The seq of the record it held, now a `store/damaged` record's (absent when it held none). */
+  seq?: number;
+  /** A lost catalog entry's child, when the line's bytes still name it. */
+  childId?: string;
 }
 
 /** What `repair` did to a session's log. */
@@ -26,12 +41,14 @@ export interface RepairReport {
   file: string;
   /** `false` when the log was not damaged (or does not exist): nothing changed. */
   repaired: boolean;
-  /** Events the log holds now. */
+  /** Records of the log that were kept (the `store/damaged` records in place of lost ones aside). */
   keptEvents: number;
-  /** Bytes after the valid prefix, kept only in `backup`. */
+  /** Bytes of the dropped lines, kept only in `backup`. */
   droppedBytes: number;
-  /** Why the log was damaged (`a record out of order (expected seq 4)`, ...). */
+  /** Why the log was damaged: its first bad line (`a record out of order (expected seq 4)`, ...). */
   reason?: string;
+  /** Each line dropped, in file order. */
+  damaged?: DamagedLine[];
   /** The damaged file, moved aside: `<file>.damaged-<ms since epoch>`. */
   backup?: string;
 }
@@ -72,9 +89,11 @@ export declare class FileStore {
   flush(sessionId: string): Promise<boolean>;
   /**
    * Repairs a log that reads as damaged (a bad line before later records):
-   * keeps the committed events before it, moves the whole file aside
-   * (`backup`) and reports what was dropped. A healthy log is left alone
-   * (`repaired: false`).
+   * keeps every committed record that reads and fits the log's order, where
+   * it was; a `store/damaged` record takes the seq of each record a dropped
+   * line held, so later records keep theirs. Moves the whole file aside
+   * (`backup`) and reports each dropped line (`damaged`). A healthy log is
+   * left alone (`repaired: false`).
    */
   repair(sessionId: string): Promise<RepairReport>;
   /** A log's length, or `null` when the session does not exist. */

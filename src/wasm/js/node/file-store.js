@@ -295,6 +295,73 @@ function scan(buffer, sessionId, file, { salvage = false } = {}) {
   return { exists: true, version, records, valid, torn: bad === null ? null : bad.why, damaged: null };
 }
 
+/** The event type a repair puts in place of a damaged record (readers skip types they do not know). */
+export const DAMAGED_RECORD_TYPE = 'store/damaged';
+
+/**
+ * What a damaged log keeps (`repair`): every line after the header that reads
+ * as a record and fits the log's order, in place; each line that does not is
+ * dropped and reported, and where dropped lines held records (the next good
+ * record's seq says how many) a `store/damaged` record takes each one's seq,
+ * so the later records keep theirs. A good record fits when its seq is the
+ * next one, or at most one past it per dropped line since the last good one
+ * (a line whose seq itself was damaged is dropped, not believed). A last
+ * batch without its commit mark is a torn tail: dropped and reported.
+ * Returns `{ lines: Buffer[], kept, damaged: [{ offset, bytes, reason, seq?, childId? }] }`.
+ */
+function salvage(buffer, headerEnd, version) {
+  const lines = [];
+  const damaged = [];
+  let expected = 0;
+  let droppedSince = [];
+  let batch = []; // v2: lines of a batch whose commit mark has not been seen: { bytes, offset, real }
+  const placeholder = (seq, why) => ({ bytes: Buffer.from(`${JSON.stringify({ seq, type: DAMAGED_RECORD_TYPE, payload: { reason: why }, commit: true })}\n`), offset: null, real: false });
+  let offset = headerEnd;
+  while (offset < buffer.length) {
+    const end = buffer.indexOf(10, offset);
+    const next = end < 0 ? buffer.length : end + 1;
+    const bytes = buffer.subarray(offset, next);
+    let event;
+    try {
+      event = JSON.parse(buffer.subarray(offset, end < 0 ? buffer.length : end).toString('utf8'));
+    } catch {
+      event = undefined;
+    }
+    const record = end >= 0 && event !== null && typeof event === 'object' && typeof event.type === 'string' && Number.isSafeInteger(event.seq);
+    if (record && event.seq >= expected && event.seq <= expected + droppedSince.length) {
+      // The dropped lines before it held the seqs it skips: a placeholder takes each, in order.
+      for (let seq = expected; seq < event.seq; seq++) {
+        const lost = droppedSince[seq - expected];
+        lost.seq = seq;
+        batch.push(placeholder(seq, lost.reason));
+      }
+      droppedSince = [];
+      batch.push({ bytes, offset, real: true });
+      expected = event.seq + 1;
+      if (version === 1 || event.commit === true) {
+        lines.push(...batch);
+        batch = [];
+      }
+    } else {
+      const text = bytes.toString('utf8');
+      const reason =
+        end < 0 ? 'an incomplete last line' : event === undefined ? 'a line that is not JSON' : record ? `a record out of order (expected seq ${expected})` : 'a line that is not a record';
+      const entry = { offset, bytes: bytes.length, reason };
+      // A lost catalog entry most often still names its child in the bytes that survived.
+      const childId = /subagent\/catalog/.test(text) ? /"childId"\s*:\s*"([^"\\]{1,256})"/.exec(text)?.[1] : undefined;
+      if (childId !== undefined) entry.childId = childId;
+      damaged.push(entry);
+      droppedSince.push(entry);
+    }
+    offset = next;
+  }
+  // A last batch without its commit mark was never committed: a torn tail, dropped.
+  const torn = batch.filter((b) => b.real);
+  if (torn.length > 0) damaged.push({ offset: torn[0].offset, bytes: torn.reduce((n, b) => n + b.bytes.length, 0), reason: 'a batch without its commit mark' });
+  for (const entry of damaged) if (entry.seq !== undefined && entry.seq >= expected - batch.length) delete entry.seq; // its placeholder went with the tail
+  return { lines: lines.map((b) => b.bytes), kept: lines.filter((b) => b.real).length, damaged };
+}
+
 /**
  * A `SessionStore` over a directory of JSON-lines logs. Open with
  * `await FileStore.open(dir, options)`.
@@ -682,11 +749,15 @@ export class FileStore {
   }
 
   /**
-   * Repairs a damaged log: keeps its valid prefix (every committed batch
-   * before the first bad line), moves the whole file aside as
-   * `<file>.damaged-<time>` and reports what was dropped. A log that is not
-   * damaged is left as it is (a torn tail is cut off by the next append).
-   * Resolves `{ sessionId, file, repaired, keptEvents, droppedBytes, reason?, backup? }`.
+   * Repairs a damaged log: keeps every committed record that reads and fits
+   * the log's order, where it was, and drops only the damaged lines (a
+   * `store/damaged` record takes the seq of each record they held, so later
+   * records keep theirs); moves the whole file aside as
+   * `<file>.damaged-<time>` and reports each dropped line (a lost catalog
+   * entry with the child it named, when its bytes still say). A log that is
+   * not damaged is left as it is (a torn tail is cut off by the next append).
+   * Resolves `{ sessionId, file, repaired, keptEvents, droppedBytes, reason?,
+   * damaged?: [{ offset, bytes, reason, seq?, childId? }], backup? }`.
    */
   repair(sessionId) {
     try {
@@ -710,12 +781,14 @@ export class FileStore {
     }
     const scanned = scan(buffer, sessionId, file, { salvage: true });
     if (scanned.damaged === null) return { sessionId, file, repaired: false, keptEvents: scanned.records.length, droppedBytes: 0 };
+    const headerEnd = buffer.indexOf(10) + 1;
+    const salvaged = salvage(buffer, headerEnd, scanned.version);
     const backup = `${file}.damaged-${Date.now()}`;
     const tmp = `${file}.${process.pid}.repair.tmp`;
     try {
       const handle = await open(tmp, 'wx');
       try {
-        await handle.writeFile(buffer.subarray(0, scanned.valid));
+        await handle.writeFile(Buffer.concat([buffer.subarray(0, headerEnd), ...salvaged.lines]));
         await handle.sync();
       } finally {
         await handle.close();
@@ -729,8 +802,11 @@ export class FileStore {
       this.#sessions.delete(sessionId); // read again from the repaired file
     }
     this.#dirDirty = true;
-    const report = { sessionId, file, repaired: true, keptEvents: scanned.records.length, droppedBytes: buffer.length - scanned.valid, reason: scanned.damaged, backup };
-    this.#diagnostics.push({ sessionId, file, offset: scanned.valid, droppedBytes: report.droppedBytes, reason: `repaired: ${scanned.damaged}`, backup });
+    const droppedBytes = salvaged.damaged.reduce((n, d) => n + d.bytes, 0);
+    const report = { sessionId, file, repaired: true, keptEvents: salvaged.kept, droppedBytes, reason: scanned.damaged, damaged: salvaged.damaged, backup };
+    for (const d of salvaged.damaged) {
+      this.#diagnostics.push({ sessionId, file, offset: d.offset, droppedBytes: d.bytes, reason: `repaired: ${d.reason}`, backup, ...(d.childId === undefined ? {} : { childId: d.childId }) });
+    }
     return report;
   }
 
