@@ -19,6 +19,11 @@
 // waits for it, its stream is ended with an error (its EventSource reconnects
 // and resumes from the journal), so the object's memory stays bounded by
 // followers x bufferBytes.
+//
+// A resume replays at most `replayEvents` events and `replayBytes` bytes: one
+// from further back (`Last-Event-ID: 0` on a long-lived tree, say) gets a
+// `reset` event instead, with the tree listed and how many events it missed,
+// so a request of a hundred bytes never costs the object megabytes.
 
 /** Event types that are journaled (their ids resume a stream). */
 export const DURABLE_TYPES = Object.freeze([
@@ -38,6 +43,10 @@ export const STREAM_LIMITS = Object.freeze({
   followers: 256,
   /** Durable events kept for resumption; an older Last-Event-ID gets a `reset`. */
   journalEvents: 10_000,
+  /** The most events one resume replays; one from further back gets a `reset` (the tree listed) instead. */
+  replayEvents: 1_000,
+  /** The most bytes one resume replays (its frames); past it, a `reset` instead. */
+  replayBytes: 1024 * 1024,
   /** How often each follower gets a comment line (keeps proxies from closing an idle stream, and finds readers that left). */
   heartbeatMs: 15_000,
 });
@@ -45,6 +54,8 @@ const PING = new TextEncoder().encode(': ping\n\n');
 
 const PREFIX = 'sse/';
 const NEXT = 'sse:next';
+/** Frame bytes journaled before the next event (each entry keeps the count before it: `at`). */
+const BYTES = 'sse:bytes';
 const key = (id) => `${PREFIX}${String(id).padStart(12, '0')}`;
 const encoder = new TextEncoder();
 const frame = (id, type, data) => encoder.encode(`${id === undefined ? '' : `id: ${id}\n`}event: ${type}\ndata: ${data}\n\n`);
@@ -59,13 +70,17 @@ export class TreeEvents {
     this.storage = storage;
     this.limits = { ...STREAM_LIMITS, ...limits };
     this.next = null; // the id the next durable event gets, once loaded
+    this.bytes = 0; // frame bytes journaled before it
     this.followers = new Set();
   }
 
   /** Reads where the journal stands; before any event is journaled. */
   load() {
-    this.loading ??= this.storage.get(NEXT).then((n) => {
+    this.loading ??= this.storage.get([NEXT, BYTES]).then((got) => {
+      const n = got.get(NEXT);
+      const b = got.get(BYTES);
       this.next = Number.isSafeInteger(n) && n > 0 ? n : 1;
+      this.bytes = Number.isSafeInteger(b) && b >= 0 ? b : 0;
     });
     return this.loading;
   }
@@ -91,12 +106,14 @@ export class TreeEvents {
   durable(type, event) {
     const id = this.next++;
     const data = JSON.stringify(event);
+    const bytes = frame(id, type, data);
+    const at = this.bytes;
+    this.bytes += bytes.byteLength;
     // Not awaited: the object's writes are applied in order, and its output gate holds
     // every byte sent after this until it is durable.
-    const entries = { [key(id)]: { type, data }, [NEXT]: this.next };
+    const entries = { [key(id)]: { type, data, at }, [NEXT]: this.next, [BYTES]: this.bytes };
     this.storage.put(entries).catch((e) => console.error('journal write failed', e));
     if (id > this.limits.journalEvents) this.storage.delete(key(id - this.limits.journalEvents)).catch(() => {});
-    const bytes = frame(id, type, data);
     for (const f of this.followers) f.durable(id, bytes);
   }
 
@@ -109,9 +126,11 @@ export class TreeEvents {
   /**
    * A follower (its `readable` is the response body), from `after` (a Last-Event-ID) or, without one, from
    * now after a `ready` event (`{ id, rows, lastEventId }`, rows from `listRows()`).
-   * An `after` the journal no longer holds (or never held) gets a `reset`
-   * event of the same shape, then what follows it. `null` when the tree has
-   * as many followers as it may.
+   * An `after` the journal no longer holds (or never held), or one further
+   * back than a replay may reach (`replayEvents`, `replayBytes`), gets a
+   * `reset` event of the same shape with `missed` (how many events it did not
+   * get), then what follows it. `null` when the tree has as many followers as
+   * it may.
    */
   async follow(rootId, after, listRows) {
     if (this.followers.size >= this.limits.followers) return null;
@@ -129,7 +148,12 @@ export class TreeEvents {
     const upTo = this.lastEventId;
     const oldest = Math.max(1, upTo - this.limits.journalEvents + 1);
     const fresh = after === null;
-    const resumable = !fresh && after <= upTo && after >= oldest - 1;
+    let resumable = !fresh && after <= upTo && after >= oldest - 1 && upTo - after <= this.limits.replayEvents;
+    if (resumable && after < upTo) {
+      // What the replay would send, from the count journaled before its first event.
+      const first = await this.storage.get(key(after + 1));
+      resumable = Number.isSafeInteger(first?.at) && this.bytes - first.at <= this.limits.replayBytes;
+    }
     follower.write(encoder.encode('retry: 1000\n\n'));
     // Caught up in the background: a replay goes at the pace of the reader of the
     // response this follower is about to become.
@@ -148,7 +172,8 @@ export class TreeEvents {
         }
       } else {
         follower.skipTo(upTo);
-        const data = JSON.stringify({ id: rootId, rows: await listRows(), lastEventId: upTo, deltas: 'best-effort' });
+        const missed = fresh ? undefined : Math.max(0, upTo - Math.max(0, Math.min(after, upTo)));
+        const data = JSON.stringify({ id: rootId, rows: await listRows(), lastEventId: upTo, deltas: 'best-effort', ...(fresh ? {} : { missed }) });
         follower.write(frame(undefined, fresh ? 'ready' : 'reset', data));
       }
       follower.caughtUp();

@@ -325,6 +325,8 @@ export class TreeDO {
       bufferBytes: intEnv(env.SSE_BUFFER_BYTES, STREAM_LIMITS.bufferBytes),
       followers: intEnv(env.SSE_FOLLOWERS, STREAM_LIMITS.followers),
       heartbeatMs: intEnv(env.SSE_HEARTBEAT_MS, STREAM_LIMITS.heartbeatMs),
+      replayEvents: intEnv(env.SSE_REPLAY_EVENTS, STREAM_LIMITS.replayEvents),
+      replayBytes: intEnv(env.SSE_REPLAY_BYTES, STREAM_LIMITS.replayBytes),
     });
   }
 

@@ -710,7 +710,8 @@ test('the example worker streams each tree as Server-Sent Events: 50 trees, 4 fo
 
 test('the example worker drops a follower that stops reading once its buffer (SSE_BUFFER_BYTES) is full; it resumes with Last-Event-ID and loses nothing', async (t) => {
   const persist = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-sse-lag-'));
-  const mf = start(persist, { SSE_BUFFER_BYTES: '16384', SSE_HEARTBEAT_MS: '200' });
+  // A replay window wide enough for the whole journal (its default, 1 MiB, would answer `reset`).
+  const mf = start(persist, { SSE_BUFFER_BYTES: '16384', SSE_HEARTBEAT_MS: '200', SSE_REPLAY_BYTES: String(64 << 20) });
   try {
     const api = client(mf);
     const tree = (await api.post('/trees')).body.id;
@@ -752,6 +753,56 @@ test('the example worker drops a follower that stops reading once its buffer (SS
     const bad = await mf.dispatchFetch(`http://edge/trees/${tree}/events`, { headers: { 'last-event-id': 'yesterday' } });
     assert.equal(bad.status, 400);
     assert.equal((await bad.json()).error.code, 'INVALID_ARGUMENT');
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test('the example worker replays a bounded window: a resume from further back (SSE_REPLAY_EVENTS, SSE_REPLAY_BYTES) gets a reset with the tree listed, not the journal', async (t) => {
+  const persist = await mkdtemp(path.join(os.tmpdir(), 'edge-worker-sse-window-'));
+  let mf = start(persist, { SSE_HEARTBEAT_MS: '200', SSE_REPLAY_EVENTS: '6', SSE_REPLAY_BYTES: '20000' });
+  try {
+    let api = client(mf);
+    const tree = (await api.post('/trees')).body.id;
+    // Small messages first, then two large ones (each about 8 KB of events).
+    for (let i = 0; i < 4; i++) assert.equal((await api.post(`/trees/${tree}/message`, { to: 'lead', message: `note ${i}` })).status, 202);
+    await until(async () => !(await api.get(`/trees/${tree}`)).body.rows.some((r) => r.activity === 'running') && (await turnsOf(api, tree, 'lead')).length >= 1, 'lead to answer');
+    const resume = async (after, until_) => {
+      const res = await mf.dispatchFetch(`http://edge/trees/${tree}/events`, { headers: { 'last-event-id': String(after) } });
+      assert.equal(res.status, 200);
+      const sse = readSSE(res);
+      await until(() => sse.events.some(until_), 'the resume to answer');
+      await sse.cancel();
+      return sse.events;
+    };
+    let last = (await api.get(`/trees/${tree}`)).body.events.lastEventId;
+    assert.ok(last > 6, `${last} events journaled`);
+    // Within the window: exactly the events after it.
+    const near = await resume(last - 3, (e) => e.id === last);
+    assert.deepEqual(near.filter((e) => e.id !== undefined).map((e) => e.id), [last - 2, last - 1, last]);
+    assert.ok(!near.some((e) => e.event === 'reset'));
+    // From the start, past SSE_REPLAY_EVENTS: a reset naming what it missed, with the tree listed; nothing replayed.
+    const far = await resume(0, (e) => e.event === 'reset');
+    const reset = far.find((e) => e.event === 'reset');
+    assert.equal(reset.data.missed, last);
+    assert.equal(reset.data.lastEventId, last);
+    assert.ok(Array.isArray(reset.data.rows));
+    assert.deepEqual(far.filter((e) => e.id !== undefined), [], 'no journaled event replayed');
+    // Past SSE_REPLAY_BYTES: two messages of 12,000 characters are more than 20,000 bytes of events.
+    const before = last;
+    for (let i = 0; i < 2; i++) assert.equal((await api.post(`/trees/${tree}/message`, { to: 'lead', message: `${i} ${'x'.repeat(12_000)}` })).status, 202);
+    await until(async () => !(await api.get(`/trees/${tree}`)).body.rows.some((r) => r.activity === 'running') && (await api.get(`/trees/${tree}`)).body.events.lastEventId > before + 2, 'the large messages to be journaled');
+    last = (await api.get(`/trees/${tree}`)).body.events.lastEventId;
+    assert.ok(last - before <= 6, `within the event window (${last - before} events)`);
+    const heavy = await resume(before, (e) => e.event === 'reset' || e.id === last);
+    assert.ok(heavy.some((e) => e.event === 'reset' && e.data.missed === last - before), JSON.stringify(heavy.map((e) => e.event)));
+    // The window holds across a restart (the journal's byte count is stored with it).
+    await mf.dispose();
+    mf = start(persist, { SSE_HEARTBEAT_MS: '200', SSE_REPLAY_EVENTS: '6', SSE_REPLAY_BYTES: '20000' });
+    api = client(mf);
+    const again = await resume(before, (e) => e.event === 'reset' || e.id === last);
+    assert.ok(again.some((e) => e.event === 'reset'), 'still past the byte window after a restart');
+    t.diagnostic(`${last} events journaled; a resume from 0 answered with one reset`);
   } finally {
     await mf.dispose();
   }
