@@ -31,6 +31,8 @@ node --expose-gc pkg-tests/bench/usage.mjs
 node --expose-gc pkg-tests/bench/budgets.mjs
 node --expose-gc pkg-tests/bench/otel.mjs
 node --expose-gc pkg-tests/bench/deltas.mjs
+echo "== idle event readers: one journal, N cursors (each count in a fresh process)"
+for n in 1 10 100; do node --expose-gc pkg-tests/bench/readers.mjs "$n"; done
 node pkg-tests/bench/sse.mjs
 node pkg-tests/bench/element.mjs
 node pkg-tests/bench/coldstart.mjs

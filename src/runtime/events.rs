@@ -69,6 +69,28 @@ pub enum RuntimeEvent {
     /// The durability barrier as a member left residency failed: its last
     /// writes may not be durable (`error` says why; the member left anyway).
     FlushFailed { root_id: String, session_id: String, name: String, error: String },
+    /// Only an event stream's reader gets this: `missed` events it wanted
+    /// were dropped before it read them (it fell behind what the stream
+    /// keeps), so it should list the tree again.
+    Gap { missed: u64 },
+}
+
+impl RuntimeEvent {
+    /// The tree root an event is of, when it is of one (listeners scoped to a
+    /// root get its events, and events of no root).
+    pub fn root(&self) -> Option<&str> {
+        match self {
+            RuntimeEvent::Start(i) => Some(i.root_session_id.as_str()),
+            RuntimeEvent::End(e) => Some(e.info.root_session_id.as_str()),
+            RuntimeEvent::Catalog { root_id, .. }
+            | RuntimeEvent::Message { root_id, .. }
+            | RuntimeEvent::Turn { root_id, .. }
+            | RuntimeEvent::Delta { root_id, .. }
+            | RuntimeEvent::Tool { root_id, .. }
+            | RuntimeEvent::FlushFailed { root_id, .. } => Some(root_id.as_str()),
+            _ => None,
+        }
+    }
 }
 
 /// How a tool call ended: its result's text, and the child a delegation started.
@@ -167,17 +189,7 @@ impl Runtime {
     }
 
     pub(crate) fn emit(&self, event: RuntimeEvent) {
-        let root = match &event {
-            RuntimeEvent::Start(i) => Some(i.root_session_id.as_str()),
-            RuntimeEvent::End(e) => Some(e.info.root_session_id.as_str()),
-            RuntimeEvent::Catalog { root_id, .. }
-            | RuntimeEvent::Message { root_id, .. }
-            | RuntimeEvent::Turn { root_id, .. }
-            | RuntimeEvent::Delta { root_id, .. }
-            | RuntimeEvent::Tool { root_id, .. }
-            | RuntimeEvent::FlushFailed { root_id, .. } => Some(root_id.as_str()),
-            _ => None,
-        };
+        let root = event.root();
         let listeners: Vec<Listener> = self
             .0
             .hooks

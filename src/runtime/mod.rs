@@ -232,9 +232,9 @@ pub(crate) struct Hooks {
     pub flush_listeners: Vec<(u64, FlushListener)>,
     /// Where new members get their trace context ([`Runtime::set_trace_source`]).
     pub trace_source: Option<TraceSource>,
-    /// The queues of event streams ([`stream::EventStream`]) by key: filled
-    /// by their listeners, read by their consumers.
-    pub streams: Vec<(u64, stream::Queue)>,
+    /// The journal every event stream ([`stream::EventStream`]) reads: filled
+    /// by its one listener, read by each stream through its own cursor.
+    pub events: stream::Journal,
 }
 
 impl Drop for Inner {

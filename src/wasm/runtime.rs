@@ -654,8 +654,10 @@ impl JsRuntime {
     /// The runtime's events from now on as an async iterator of `{ type, event }`,
     /// of one tree (`root`, a Session id) and of some `types`; deltas coalesce
     /// while the consumer lags (see `runtime::stream`); `break`, `return()` or
-    /// the signal unsubscribes. A reader that lets more than `bufferBytes` wait
-    /// is cut off: its next read rejects `LIMIT_EXCEEDED`.
+    /// the signal unsubscribes. Every stream reads one journal through its own
+    /// cursor (one copy of an event, bounded by the largest `bufferBytes`); a
+    /// reader that lets more than its `bufferBytes` wait misses the oldest,
+    /// told by a `subagent/gap` item `{ missed }`.
     #[wasm_bindgen(unchecked_return_type = "AsyncIterableIterator<RuntimeEventItem>")]
     pub fn events(
         &self,

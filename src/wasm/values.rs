@@ -197,6 +197,11 @@ fn event_value(event: &RuntimeEvent) -> JsValue {
             set(&obj, "error", &JsValue::from_str(error));
             obj.into()
         }
+        RuntimeEvent::Gap { missed } => {
+            let obj = Object::new();
+            set(&obj, "missed", &JsValue::from_f64(*missed as f64));
+            obj.into()
+        }
     }
 }
 

@@ -727,16 +727,32 @@ export interface SubagentFlushFailedEvent {
 
 export type RuntimeEventType = keyof RuntimeEventMap;
 
-/** What `runtime.events()` yields: an event with its type, typed by it. */
-export type RuntimeEventItem = { [K in RuntimeEventType]: { type: K; event: RuntimeEventMap[K] } }[RuntimeEventType];
+/**
+ * `subagent/gap`, only in `runtime.events()`: `missed` events this reader
+ * wanted were dropped before it read them (it let more than its
+ * `bufferBytes` wait, or fell behind what the runtime's streams keep in all);
+ * list the tree again (or read the logs) for what it missed. The events after
+ * them follow.
+ */
+export interface SubagentGapEvent {
+  missed: number;
+}
+
+/** What `runtime.events()` yields: an event with its type, typed by it (a gap too). */
+export type RuntimeEventItem =
+  | { [K in RuntimeEventType]: { type: K; event: RuntimeEventMap[K] } }[RuntimeEventType]
+  | { type: 'subagent/gap'; event: SubagentGapEvent };
 
 /**
  * `runtime.events()`: of one tree (`root`, its Session id), of some `types`;
- * the signal's abort ends the stream. While the consumer lags, a member's
- * deltas coalesce (one queued delta per member and part kind between its
- * other events, keeping the latest 1 MiB of text); no other event is dropped.
- * A reader that lets more than `bufferBytes` wait is cut off: what waited is
- * dropped and its next read rejects `LIMIT_EXCEEDED` (a gap is never silent).
+ * the signal's abort ends the stream. Every stream of a runtime reads one
+ * journal through its own cursor, so N readers hold one copy of an event,
+ * and the journal is bounded in total by the largest `bufferBytes` of its
+ * open streams. While the consumer lags, a member's deltas coalesce (one
+ * delta per member and part kind between its other events, keeping the
+ * latest 1 MiB of text); no other event is dropped while it stays within its
+ * `bufferBytes`. One that lets more wait misses the oldest: its next item is
+ * a `subagent/gap` saying how many (a gap is never silent), then the rest.
  */
 export interface EventsOptions {
   root?: string;
