@@ -9,7 +9,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `machine.rs` | one member's lifecycle and one tree's admission: sans-I/O state machines (their tables of states and transitions) |
-//! | `registry.rs` | the resident members (indexed by creator and tree), the trees, reservations, claims and answers |
+//! | `registry.rs` | the one state value: resident members (indexed by creator and tree), every member's live state, the trees, reservations, claims and answers |
 //! | `roots.rs` | opening a root from its log and closing it |
 //! | `log.rs` | appends to a member's log (read back when the store does not tell), and what residency reads from a log |
 //! | `views.rs` | names resolved in a tree, listings with live state, usage roll-ups |

@@ -1,7 +1,10 @@
-//! The registry of a runtime's resident members: who is resident, indexed
-//! by creator and by tree, the trees' machines, the names reserved by starts
-//! in flight, the claims of sessions being created or resumed, and the hosts
-//! waiting for answers. Also the inspection calls invariant checks use.
+//! A runtime's one state value ([`State`]): who is resident, indexed by
+//! creator and by tree; every member's live state ([`MemberState`]: its
+//! lifecycle machine, log cursor, child names) in a slot of its own; the
+//! trees' machines; the names reserved by starts in flight; the claims of
+//! sessions being created or resumed; the hosts waiting for answers; what a
+//! resume keeps. Each step borrows it once, never across an await. Also the
+//! inspection calls invariant checks use.
 
 use super::machine::Tree;
 use super::member::{Kind, Member, MemberState};
