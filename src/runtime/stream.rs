@@ -1,7 +1,7 @@
 //! [`EventStream`]: the runtime's events as a pull stream (`runtime.events()`
 //! in JS), filtered by tree and type, for consumers that read at their own pace.
 //!
-//! Every stream of a runtime reads one [`Journal`] through its own cursor: an
+//! Every stream of a runtime reads one journal (`Journal`) through its own cursor: an
 //! event is kept once, however many streams want it, and dropped once every
 //! stream that wanted it read it (or was moved past it). So N readers cost one
 //! copy, and what the journal holds is bounded in total by the largest
