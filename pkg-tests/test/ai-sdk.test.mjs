@@ -239,3 +239,19 @@ test("aiSdkHost: the user's own tools join the tree's, and a structured result f
   assert.equal(result.stopReason, 'completed');
   assert.deepEqual(result.structured, { ok: true, checked: 3 });
 });
+
+test('aiSdkHost without a store still remembers: a later turn reads the member\'s earlier turns through the turn', async () => {
+  const prompts = [];
+  const model = new MockLanguageModelV4({
+    doStream: async (options) => {
+      prompts.push(options.prompt);
+      return streamed({ text: prompts.length === 1 ? 'Release shipped.' : 'It was the release.' });
+    },
+  });
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: aiSdkHost({ model }) });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  assert.equal((await (await runtime.ask(lead, 'lead', 'Ship the release.')).answer).stopReason, 'completed');
+  assert.equal((await (await runtime.ask(lead, 'lead', 'What did you ship?')).answer).stopReason, 'completed');
+  assert.match(said(prompts[1], 'user'), /Ship the release\.[\s\S]*What did you ship\?/);
+  assert.match(said(prompts[1], 'assistant'), /Release shipped\./);
+});

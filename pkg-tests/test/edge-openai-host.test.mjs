@@ -374,8 +374,27 @@ test('Tool.call never throws or rejects on bad options or a dead agent: it resol
 });
 
 test('configuration errors are SubagentErrors', () => {
-  const bad = [undefined, {}, { baseUrl: 'ftp://x', model: 'm' }, { baseUrl: 'http://x', model: '' }, { baseUrl: 'http://x', model: 'm', maxSteps: 0 }, { baseUrl: 'http://x', model: 'm', history: 'store' }, { baseUrl: 'http://x', model: 'm', apiKey: 5 }];
+  const bad = [undefined, {}, { baseUrl: 'ftp://x', model: 'm' }, { baseUrl: 'http://x', model: '' }, { baseUrl: 'http://x', model: 'm', maxSteps: 0 }, { baseUrl: 'http://x', model: 'm', store: {} }, { baseUrl: 'http://x', model: 'm', apiKey: 5 }];
   for (const options of bad) {
     assert.throws(() => new OpenAIHost(options), (e) => e instanceof SubagentError && e.code === 'INVALID_ARGUMENT', JSON.stringify(options));
+  }
+});
+
+test('OpenAIHost without a store still remembers by default: a later turn reads the member\'s earlier turns through the turn', async () => {
+  const model = await mockOpenAI(() => say(model.requests.length === 1 ? 'Release shipped.' : 'It was the release.'));
+  try {
+    // A new host for each turn, as after a restart: nothing in any process's memory.
+    const store = new MemoryStore();
+    const host = () => new OpenAIHost({ baseUrl: model.baseUrl, model: 'm', retries: 0 });
+    const first = new SubagentRuntime({ store, host: host() });
+    const lead = await first.openRoot({ sessionId: 'root' });
+    await (await first.ask(lead, 'lead', 'Ship the release.')).answer;
+    await first.closeRoot(lead);
+    const second = new SubagentRuntime({ store, host: host() });
+    await (await second.ask(await second.openRoot({ sessionId: 'root' }), 'lead', 'What did you ship?')).answer;
+    const messages = JSON.stringify(model.requests[1].body.messages);
+    assert.ok(messages.includes('Ship the release.') && messages.includes('Release shipped.'), messages);
+  } finally {
+    await model.close();
   }
 });

@@ -121,3 +121,13 @@ test('openAIAgentsHost: an interrupt aborts the run in flight (aborted), and the
   const [row] = (await runtime.listTree('root')).rows;
   assert.deepEqual(row.lastTurn, { stopReason: 'completed', output: 'worker answered.' });
 });
+
+test('openAIAgentsHost without a store still remembers: a later turn reads the member\'s earlier turns through the turn', async () => {
+  const model = new FakeModel((request) => say(model.requests.length === 1 ? 'Release shipped.' : 'It was the release.'));
+  const runtime = new SubagentRuntime({ store: new MemoryStore(), host: openAIAgentsHost({ agent: new Agent({ name: 'm', model }) }) });
+  const lead = await runtime.openRoot({ sessionId: 'root' });
+  await (await runtime.ask(lead, 'lead', 'Ship the release.')).answer;
+  await (await runtime.ask(lead, 'lead', 'What did you ship?')).answer;
+  const later = JSON.stringify(model.requests[1].input);
+  assert.ok(later.includes('Ship the release.') && later.includes('Release shipped.'), later);
+});

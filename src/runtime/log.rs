@@ -5,12 +5,13 @@
 
 use super::member::{InboxMessage, Member};
 use super::message;
-use super::Runtime;
+use super::{Agent, Runtime};
 use crate::core::agent_options::AgentOptions;
 use crate::core::error::{ErrorCode, Quoted, Result, SubagentError};
 use crate::core::event::{self, SessionEvent};
 use crate::core::hash::HashSet;
 use crate::core::json::Value;
+use crate::core::signal::Signal;
 use crate::core::store::ReadQuery;
 use crate::core::trace::TraceContext;
 
@@ -212,6 +213,22 @@ pub(crate) fn last_stop(events: &[SessionEvent], inherited: u64) -> Option<&str>
 }
 
 impl Runtime {
+    /// A live member's own log (of `types`, all when `None`), read through
+    /// the runtime's store: what its host reads for the member's history, so
+    /// a host is never handed the store (or another member's log) for it.
+    pub async fn read_own_log(
+        &self,
+        agent: &Agent,
+        types: Option<Vec<String>>,
+        signal: &Signal,
+    ) -> Result<Vec<SessionEvent>> {
+        self.require_live(agent, "agent")?;
+        let query = ReadQuery { types, signal: signal.clone(), ..ReadQuery::default() };
+        let found =
+            self.0.store.read(agent.session_id(), &query).await.map_err(|e| persistence(agent.session_id(), e))?;
+        Ok(found.unwrap_or_default())
+    }
+
     /// Reads what residency needs from a session's log.
     pub(crate) async fn load_log(&self, id: &str) -> Result<LoadedLog> {
         self.load_log_kept(id).await

@@ -135,6 +135,14 @@ export function makeTurn(cap, runtime, turn, agent, incarnation, turnId) {
       return promiseReject(e); // a bad path rejects, as the method's promise would
     }
   });
+  // The member's own log ({ types?, signal? }), read by the runtime: its host's history needs no store.
+  own(turn, 'readLog', (options) => {
+    try {
+      return dispatch('readLog', runtime, agent.sessionId, incarnation, options);
+    } catch (e) {
+      return promiseReject(e);
+    }
+  });
   // The core answers with WaitEnd's discriminant (Steered, Aborted, Quiet, Ended).
   const wait = (steer) => apply(promiseThen, dispatch('waitForInput', runtime, agent.sessionId, incarnation, turnId, steer), [(n) => WAIT_ENDS[n]]);
   own(turn, 'waitForSteered', () => wait(true));

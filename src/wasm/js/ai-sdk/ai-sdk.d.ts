@@ -37,7 +37,7 @@ export interface AiSdkHostOptions {
   models?: Record<string, LanguageModel> | ((options: AgentOptions) => LanguageModel | undefined);
   /** Put before the member's identity context in the system instructions. */
   system?: string;
-  /** The runtime's store: each turn replays the member's earlier turns from its log. Without it, turns have no history. */
+  /** The runtime's store: each turn replays the member's earlier turns from its log. Without it, the log is read through the turn (`turn.readLog`): the history is the same. */
   store?: SessionStore;
   /** Earlier turns replayed (default 20). */
   historyTurns?: number;

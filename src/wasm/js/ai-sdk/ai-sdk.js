@@ -9,7 +9,7 @@
 //   model reads is the tool's own text, a refusal included.
 // - `aiSdkHost({ model, ... })`: an `AgentHost` running each turn over any
 //   AI SDK `LanguageModel` with `streamText`: the member's earlier turns from
-//   its log (with `store`), its input, its tree tools (narrowed by
+//   its log (the `store` given, else read through the turn), its input, its tree tools (narrowed by
 //   `treeTools`) plus your `tools`; steered messages join between steps; the
 //   turn's signal aborts the call mid-stream (`aborted`); text and reasoning
 //   deltas go to `turn.emit`; usage is reported in the runtime's shape.
@@ -123,7 +123,8 @@ export function aiSdkHost(options) {
       let messages;
       let tools;
       try {
-        const history = store ? await priorTurns(store, turn, turnsKept, signal) : [];
+        // From the store given, else through the turn: a member's earlier turns are never forgotten.
+        const history = await priorTurns(store, turn, turnsKept, signal);
         const text = (turn.inputText ?? []).join('\n\n');
         // Images in the input go beside its text, as the SDK's image parts.
         const images = inputImages(turn).map((b) => ({ type: 'image', image: b.data, mediaType: b.mimeType }));

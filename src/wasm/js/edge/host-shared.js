@@ -51,13 +51,26 @@ function historyText(payload) {
 }
 
 /**
+ * Where a host reads a member's log: the `store` it was given, else the
+ * turn's own `readLog` (the runtime reads the member's log for it), so a host
+ * remembers a member's earlier turns without being handed the store.
+ */
+export function logOf(store, turn) {
+  if (store !== undefined) return store;
+  if (typeof turn?.readLog === 'function') return { read: (_sessionId, options) => turn.readLog(options) };
+  return undefined;
+}
+
+/**
  * The member's last `limit` turns from its log as `{ role, content }` chat
  * messages, a user message (what it heard) then an assistant message (what
  * it answered) per turn; this turn's own input is left out. The log says it
  * all: nothing on a first turn, a fork's inherited turns included.
  */
 export async function priorTurns(store, turn, limit, signal) {
-  const events = (await store.read(turn.sessionId, { types: [MESSAGE, TURN_END], signal })) ?? [];
+  const log = logOf(store, turn);
+  if (log === undefined) return [];
+  const events = (await log.read(turn.sessionId, { types: [MESSAGE, TURN_END], signal })) ?? [];
   const current = new Set((turn.input ?? []).map((m) => m.id));
   const inbox = new Map();
   const turns = [];

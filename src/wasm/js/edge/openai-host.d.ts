@@ -51,7 +51,7 @@ export interface OpenAIHostOptions {
   systemPrompt?: string;
   /** The runtime's store: earlier turns are rebuilt from its `message/input` and `turn/end` events. */
   store?: SessionStore;
-  /** Where earlier turns come from: `'store'` (default with `store`), `'memory'` (default without), `'none'`. */
+  /** Where earlier turns come from: `'store'` (default: the member's log, from `store` or else read through the turn), `'memory'` (this host's process only), `'none'`. */
   history?: 'store' | 'memory' | 'none';
   /** Earlier turns included (default 20). */
   historyTurns?: number;

@@ -141,9 +141,10 @@ export class OpenAIHost {
     if (!Number.isSafeInteger(maxToolCalls) || maxToolCalls < 1 || maxToolCalls > MAX_TOOL_CALLS_CEILING) {
       throw configError(`maxToolCallsPerReply must be an integer from 1 to ${MAX_TOOL_CALLS_CEILING}`);
     }
-    const history = o.history ?? (o.store ? 'store' : 'memory');
+    // 'store': the member's log, from `store` when given, else read through the turn (`turn.readLog`).
+    const history = o.history ?? 'store';
     if (!['store', 'memory', 'none'].includes(history)) throw configError("history must be 'store', 'memory' or 'none'");
-    if (history === 'store' && typeof o.store?.read !== 'function') throw configError("history 'store' needs the runtime's store");
+    if (o.store !== undefined && typeof o.store?.read !== 'function') throw configError("store must be the runtime's store (with read)");
     this.#endpoint = `${o.baseUrl.replace(/\/+$/, '')}/chat/completions`;
     this.#model = o.model;
     const key = o.apiKey ?? '';

@@ -26,7 +26,7 @@ export declare function openAIAgentsTools(tools: readonly Tool[], options?: Open
 export interface OpenAIAgentsHostOptions {
   /** The agent every member's turn runs as (its instructions, model, settings and own tools). */
   agent: OpenAIAgent<any, any>;
-  /** The runtime's store: a member's earlier turns are rebuilt from its log. */
+  /** The runtime's store: a member's earlier turns are rebuilt from its log. Without it, the log is read through the turn (`turn.readLog`). */
   store?: SessionStore;
   /** Earlier turns kept in the input (default 20). */
   historyTurns?: number;

@@ -9,7 +9,7 @@
 // - `openAIAgentsHost({ agent, store?, historyTurns?, maxTurns?, treeTools? })`:
 //   an `AgentHost` that runs each member's turn with the SDK's `run(agent,
 //   input, { signal })`: the member's identity and task context join the
-//   agent's instructions, its earlier turns come from its log (with `store`),
+//   agent's instructions, its earlier turns come from its log (the `store` given, else read through the turn),
 //   its tree tools are added to the agent's own, the turn's signal aborts the
 //   run (`aborted`), and usage is reported in the runtime's shape.
 import { run, tool } from '@openai/agents';
@@ -90,7 +90,8 @@ export function openAIAgentsHost(options) {
           instructions: instructions.filter((s) => s).join('\n\n'),
           tools: [...agent.tools, ...openAIAgentsTools(Array.from(own), { signal })],
         });
-        const history = store ? await priorTurns(store, turn, turnsKept, signal) : [];
+        // From the store given, else through the turn: a member's earlier turns are never forgotten.
+        const history = await priorTurns(store, turn, turnsKept, signal);
         input = [...history.map(historyItem), { role: 'user', content: (turn.inputText ?? []).join('\n\n') }];
       } catch (e) {
         if (signal.aborted) return { stopReason: 'aborted' };

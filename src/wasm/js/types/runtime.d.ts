@@ -300,6 +300,12 @@ export interface AgentTurn {
   /** Messages steered in since the last call: call at each step of the model loop. */
   takeSteered(): InboxMessage[];
   /**
+   * The member's own log (of `types`, all by default), read by the runtime
+   * from its store: what a host rebuilds the member's earlier turns from
+   * without being given the store (the shipped hosts do, by default).
+   */
+  readLog(options?: { types?: string[]; signal?: AbortSignalLike }): Promise<SessionEvent[]>;
+  /**
    * Waits until a steered message is pending (then `takeSteered()` it), the
    * turn is signalled (`aborted`) or over (`ended`), or the rest of the tree
    * is quiet: every other member idle or itself waiting (`quiet`), so no
