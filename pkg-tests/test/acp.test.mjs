@@ -48,7 +48,7 @@ test('a prompt that spawns reviewer and reviewer/checker: announced on their cre
   const names = new Map();
   await acp.run(async (ctx, init) => {
     assert.equal(init.protocolVersion, PROTOCOL_VERSION);
-    assert.equal(init.agentCapabilities.loadSession, false, 'no store: no session/load');
+    assert.equal(init.agentCapabilities.loadSession, true, 'logs are read through the runtime: no store needed');
     const { sessionId: root } = await ctx.request(methods.agent.session.new, { cwd: '/work', mcpServers: [] });
     names.set(root, 'lead');
     const response = await ctx.request(methods.agent.session.prompt, { sessionId: root, prompt: [{ type: 'text', text: 'Ship the release.' }] });
@@ -154,11 +154,12 @@ test('session/load after a restart over FileStore announces the tree, creators f
     });
     await store.close();
   }
-  // A new process: a new store, runtime and agent; the client loads the session.
+  // A new process: a new store, runtime and agent (given no store: it reads the logs through the
+  // runtime); the client loads the session.
   const store = await FileStore.open(dir);
   t.after(() => store.close());
   const runtime = new SubagentRuntime({ store, host: scriptedHost({}), maxDepth: 2 });
-  const acp = connect(acpAgent({ runtime, store }), { subagents: true });
+  const acp = connect(acpAgent({ runtime }), { subagents: true });
   await acp.run(async (ctx, init) => {
     assert.equal(init.agentCapabilities.loadSession, true);
     assert.deepEqual(await ctx.request(methods.agent.session.load, { sessionId: root, cwd: '/work', mcpServers: [] }), {});

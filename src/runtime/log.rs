@@ -213,6 +213,19 @@ pub(crate) fn last_stop(events: &[SessionEvent], inherited: u64) -> Option<&str>
 }
 
 impl Runtime {
+    /// A session's log (of `types`, all when `None`; `None` when the store
+    /// holds no such session), read through the runtime's store: what an
+    /// adapter replays without being handed the store. It writes nothing.
+    pub async fn read_log(
+        &self,
+        session_id: &str,
+        types: Option<Vec<String>>,
+        signal: &Signal,
+    ) -> Result<Option<Vec<SessionEvent>>> {
+        let query = ReadQuery { types, signal: signal.clone(), ..ReadQuery::default() };
+        self.0.store.read(session_id, &query).await.map_err(|e| persistence(session_id, e))
+    }
+
     /// A live member's own log (of `types`, all when `None`), read through
     /// the runtime's store: what its host reads for the member's history, so
     /// a host is never handed the store (or another member's log) for it.

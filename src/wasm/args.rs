@@ -138,3 +138,26 @@ pub(super) fn opt_json(obj: &JsValue, key: &str, what: &str) -> Result<Option<Va
     }
     value_from_js(&v).map(Some).map_err(|e| e.error(&format!("{what}.{key}")))
 }
+
+/// A log read's `{ types?, signal? }`: event types of 1 to `MAX_EVENT_TYPE_BYTES` bytes each.
+pub(super) fn read_log_options(value: &JsValue) -> Result<(Option<Vec<String>>, Link)> {
+    let what = "options";
+    let options = options_arg(value, what)?;
+    let types = match options.as_ref().map(|o| get(o, "types", what)).transpose()? {
+        Some(t) if !t.is_undefined() && !t.is_null() => {
+            let list = super::convert::array_arg(&t, "options.types")?;
+            let mut types = Vec::new();
+            for t in list.iter() {
+                let t = string_arg(&t, "options.types[]")?;
+                let max = crate::core::limits::MAX_EVENT_TYPE_BYTES;
+                if t.is_empty() || t.len() > max {
+                    return Err(super::error::invalid(format!("options.types[] must be event types of 1-{max} bytes")));
+                }
+                types.push(t);
+            }
+            Some(types)
+        }
+        _ => None,
+    };
+    Ok((types, Link::from_options(options.as_ref(), what, true)?))
+}

@@ -107,25 +107,7 @@ pub(super) fn dispatch(op: &str, args: &Array) -> Result<JsValue> {
         "readLog" => {
             // `turn.readLog({ types?, signal? })`: the member's own log, for its host's history.
             let (id, inc) = key(1);
-            let what = "options";
-            let options = super::convert::options_arg(&arg(3), what)?;
-            let types = match options.as_ref().map(|o| super::convert::get(o, "types", what)).transpose()? {
-                Some(t) if !t.is_undefined() && !t.is_null() => {
-                    let list = super::convert::array_arg(&t, "options.types")?;
-                    let mut types = Vec::new();
-                    for t in list.iter() {
-                        let t = super::convert::string_arg(&t, "options.types[]")?;
-                        if t.is_empty() || t.len() > crate::core::limits::MAX_EVENT_TYPE_BYTES {
-                            let max = crate::core::limits::MAX_EVENT_TYPE_BYTES;
-                            return Err(invalid(format!("options.types[] must be event types of 1-{max} bytes")));
-                        }
-                        types.push(t);
-                    }
-                    Some(types)
-                }
-                _ => None,
-            };
-            let link = super::signal::Link::from_options(options.as_ref(), what, true)?;
+            let (types, link) = super::args::read_log_options(&arg(3))?;
             let agent = rt.handle(&id, inc);
             Ok(future_to_promise(async move {
                 let Some(agent) = agent else {

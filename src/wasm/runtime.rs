@@ -709,6 +709,31 @@ impl JsRuntime {
         Ok(super::handles::make_event_stream(self.id, id, &signal))
     }
 
+    /// A session's log (`{ types?, signal? }`), read through the runtime's
+    /// store; `null` for a session it does not hold. Read-only: what an
+    /// adapter replays (ACP's `session/load`) without being handed the store.
+    #[wasm_bindgen(js_name = readLog, unchecked_return_type = "Promise<SessionEvent[] | null>")]
+    pub fn read_log(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] session_id: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ReadLogOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        let parsed = (|| -> Result<_> {
+            let id = id_arg(&session_id, "sessionId")?;
+            let (types, link) = super::args::read_log_options(&options.unwrap_or(JsValue::UNDEFINED))?;
+            Ok((id, types, link))
+        })();
+        let (id, types, link) = match parsed {
+            Ok(p) => p,
+            Err(e) => return reject(e),
+        };
+        let rt = self.rt.clone();
+        future_to_promise(async move {
+            let events = rt.read_log(&id, types, link.signal()).await.map_err(|e| link.error(e))?;
+            Ok(events.map_or(JsValue::NULL, |e| super::convert::events_to_js(&e)))
+        })
+    }
+
     /// What `target` (default the root) and its subtree spent: `{ own, subtree, complete }`.
     #[wasm_bindgen(unchecked_return_type = "Promise<UsageRollup>")]
     pub fn usage(

@@ -15,7 +15,7 @@ export declare const META_KEY: 'subagent-tree';
 export interface AcpAgentOptions {
   /** The runtime whose trees the client drives: each `session/new` opens a root in it. */
   runtime: SubagentRuntime;
-  /** The runtime's store: with it, `loadSession` is advertised and `session/load` replays a tree after a restart. */
+  /** Where logs are read for `session/load` (advertised always): by default through the runtime (`runtime.readLog`); a store given is read instead. */
   store?: SessionStore;
   /** `agentInfo.name` (default `subagent-tree`). */
   name?: string;

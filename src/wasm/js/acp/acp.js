@@ -14,7 +14,7 @@
 // - A client without the capability gets no subagent updates and nothing
 //   under a child's id (the protocol says MUST NOT): each child is a
 //   `tool_call` on the root's session, its full name in `_meta`.
-// - `session/load` (with a `store`): after a restart, the tree is announced
+// - `session/load` (its logs read through the runtime, or the `store` given): after a restart, the tree is announced
 //   creators first, siblings in creation order, then each session's history
 //   is replayed. Only a root loads: a child's session (of this tree or any
 //   other) is refused with `invalidParams` (`data.code` `UNAUTHORIZED`) and
@@ -101,9 +101,11 @@ const ownName = (fullName) => fullName.slice(fullName.lastIndexOf('/') + 1);
  * one client connection.
  */
 export function acpAgent(options) {
-  const { runtime, store, name = 'subagent-tree', version = '__VERSION__', contextWindow = 128_000 } = options ?? {};
+  const { runtime, store: given, name = 'subagent-tree', version = '__VERSION__', contextWindow = 128_000 } = options ?? {};
   if (!runtime || typeof runtime.on !== 'function' || typeof runtime.ask !== 'function') throw configError('acpAgent needs { runtime }: a SubagentRuntime');
-  if (store !== undefined && (store === null || typeof store.read !== 'function')) throw configError('store must be the runtime\'s SessionStore (with read), or omitted');
+  if (given !== undefined && (given === null || typeof given.read !== 'function')) throw configError('store must be the runtime\'s SessionStore (with read), or omitted');
+  // Logs are read through the runtime unless a store was given: session/load needs nothing more.
+  const store = given ?? { read: (sessionId, readOptions) => runtime.readLog(sessionId, readOptions) };
   if (!Number.isSafeInteger(contextWindow) || contextWindow <= 0) throw configError('contextWindow must be a positive integer (tokens)');
 
   let subagents = false;
@@ -256,7 +258,7 @@ export function acpAgent(options) {
       subagents = params.clientCapabilities?.subagents != null;
       return {
         protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
-        agentCapabilities: { loadSession: store !== undefined, promptCapabilities: { image: true, embeddedContext: true } },
+        agentCapabilities: { loadSession: true, promptCapabilities: { image: true, embeddedContext: true } },
         agentInfo: { name, version },
         authMethods: [],
       };
@@ -271,7 +273,6 @@ export function acpAgent(options) {
       }
     })
     .onRequest(methods.agent.session.load, async ({ params }) => {
-      if (store === undefined) throw RequestError.methodNotFound(methods.agent.session.load);
       const open = trees.get(params.sessionId);
       if (open) {
         await replay(open);

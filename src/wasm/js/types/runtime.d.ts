@@ -304,7 +304,7 @@ export interface AgentTurn {
    * from its store: what a host rebuilds the member's earlier turns from
    * without being given the store (the shipped hosts do, by default).
    */
-  readLog(options?: { types?: string[]; signal?: AbortSignalLike }): Promise<SessionEvent[]>;
+  readLog(options?: ReadLogOptions): Promise<SessionEvent[]>;
   /**
    * Waits until a steered message is pending (then `takeSteered()` it), the
    * turn is signalled (`aborted`) or over (`ended`), or the rest of the tree
@@ -766,6 +766,12 @@ export interface EventsOptions {
   signal?: AbortSignalLike;
   /** What may wait for the reader: each event 256 bytes plus its text and data. Default 16 MiB; 64 KiB - 256 MiB. */
   bufferBytes?: number;
+}
+
+/** A log read's options (`turn.readLog`, `runtime.readLog`): only these event types, and a cancellation. */
+export interface ReadLogOptions {
+  types?: string[];
+  signal?: AbortSignalLike;
 }
 
 export interface OnOptions {
