@@ -172,8 +172,7 @@ export class TreeEvents {
         }
       } else {
         follower.skipTo(upTo);
-        const missed = fresh ? undefined : Math.max(0, upTo - Math.max(0, Math.min(after, upTo)));
-        const data = JSON.stringify({ id: rootId, rows: await listRows(), lastEventId: upTo, deltas: 'best-effort', ...(fresh ? {} : { missed }) });
+        const data = JSON.stringify({ id: rootId, rows: await listRows(), lastEventId: upTo, deltas: 'best-effort', ...(fresh ? {} : { missed: Math.max(0, upTo - after) }) });
         follower.write(frame(undefined, fresh ? 'ready' : 'reset', data));
       }
       follower.caughtUp();

@@ -488,7 +488,11 @@ impl Runtime {
                         None => s.is_busy(m.lane()),
                     }
             });
-        (!quiet).then(|| st.trees.get(root_id).map(Tree::changed)).flatten()
+        if quiet {
+            None
+        } else {
+            st.trees.get(root_id).map(Tree::changed)
+        }
     }
 
     /// Blocks turn `turn_id` of `agent` until a steered message waits to be

@@ -236,10 +236,7 @@ impl Runtime {
         signal: &Signal,
     ) -> Result<Vec<SessionEvent>> {
         self.require_live(agent, "agent")?;
-        let query = ReadQuery { types, signal: signal.clone(), ..ReadQuery::default() };
-        let found =
-            self.0.store.read(agent.session_id(), &query).await.map_err(|e| persistence(agent.session_id(), e))?;
-        Ok(found.unwrap_or_default())
+        Ok(self.read_log(agent.session_id(), types, signal).await?.unwrap_or_default())
     }
 
     /// Reads what residency needs from a session's log.

@@ -143,37 +143,18 @@ impl Drop for Member {
 impl Member {
     /// Reads its state (for one synchronous step: never across an await).
     pub fn read<T>(&self, f: impl FnOnce(&MemberState) -> T) -> T {
-        // `f` is called in one place, so each caller's closure is compiled once.
-        let (runtime, gone, st);
-        let state = match self.runtime.upgrade() {
-            Some(r) => {
-                runtime = r;
-                st = runtime.state.borrow();
-                st.of(self)
-            }
-            None => {
-                gone = MemberState::gone();
-                &gone
-            }
-        };
-        f(state)
+        match self.runtime.upgrade() {
+            Some(runtime) => f(runtime.state.borrow().of(self)),
+            None => f(&MemberState::gone()),
+        }
     }
 
     /// Changes its state (for one synchronous step: never across an await).
     pub fn write<T>(&self, f: impl FnOnce(&mut MemberState) -> T) -> T {
-        let (runtime, mut gone, mut st);
-        let state = match self.runtime.upgrade() {
-            Some(r) => {
-                runtime = r;
-                st = runtime.state.borrow_mut();
-                st.of_mut(self)
-            }
-            None => {
-                gone = MemberState::gone();
-                &mut gone
-            }
-        };
-        f(state)
+        match self.runtime.upgrade() {
+            Some(runtime) => f(runtime.state.borrow_mut().of_mut(self)),
+            None => f(&mut MemberState::gone()),
+        }
     }
 
     /// Its resident creator, while it counts this member among its live children.
